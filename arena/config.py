@@ -1,0 +1,143 @@
+"""Settings: the deployment from the environment (ARENA_ prefix), the pool
+and its tools from `arena.toml`.
+
+`Settings` says where things live and which secrets to use; `PoolConfig`
+says which contenders battle and how. With no pool file the offline pool of
+baselines is used, so a fresh checkout needs no keys.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_SECRET = "change-me-development-only"
+
+
+class Settings(BaseSettings):
+    """The deployment. Every field can be set as ARENA_<NAME>."""
+
+    model_config = SettingsConfigDict(env_prefix="ARENA_", extra="ignore")
+
+    env: Literal["development", "production", "test"] = "development"
+    data_dir: Path = Path("./arena-data")
+    database_url: str = ""  # empty: SQLite file under data_dir
+    config: Path = Path("./arena.toml")
+    secret_key: str = DEFAULT_SECRET
+    admin_token: str = ""
+
+    # image intake
+    max_upload_bytes: int = 15 * 1024 * 1024
+    max_pixels: int = 40_000_000
+    contender_long_side: int = 2048
+    max_prompt_chars: int = 2000
+
+    # battles
+    battle_timeout: float = 180.0  # seconds for both contenders together
+
+    @model_validator(mode="after")
+    def _refuse_default_secret(self) -> Settings:
+        if self.env == "production" and self.secret_key == DEFAULT_SECRET:
+            raise ValueError(
+                "ARENA_SECRET_KEY is at its development default; set a long random "
+                "value (e.g. `python -c 'import secrets; print(secrets.token_hex(32))'`)"
+            )
+        if self.env == "production" and self.admin_token and len(self.admin_token) < 16:
+            raise ValueError("ARENA_ADMIN_TOKEN must be at least 16 characters")
+        return self
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'arena.db').resolve()}"
+
+    @property
+    def image_dir(self) -> Path:
+        return self.data_dir / "images"
+
+    @cached_property
+    def pool(self) -> PoolConfig:
+        return load_pool(self.config)
+
+
+class ContenderConfig(BaseModel):
+    """One `[[contenders]]` table of the pool file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/+@-]*$")
+    provider: str  # "openai" (any OpenAI-compatible endpoint), "anthropic", "gemini", "baseline"
+    model: str = ""
+    base_url: str = ""
+    api_key_env: str = ""  # name of the environment variable holding the key
+    weight: float = Field(default=1.0, ge=0)
+    gate: bool = False
+    max_tokens: int = Field(default=1024, ge=1, le=32768)
+    temperature: float | None = Field(default=0.7, ge=0, le=2)
+    timeout: float = Field(default=90.0, gt=0)
+    system_prompt: str = ""
+    label: str = ""  # shown after the reveal, e.g. "baseline"
+    options: dict[str, Any] = Field(default_factory=dict)  # provider-specific extras
+
+    def api_key(self) -> str:
+        if not self.api_key_env:
+            return ""
+        return os.environ.get(self.api_key_env, "")
+
+
+class PoolConfig(BaseModel):
+    """The whole pool file. Sections other issues add are kept as plain dicts
+    until their owners give them a model."""
+
+    model_config = ConfigDict(extra="allow")
+
+    contenders: list[ContenderConfig] = Field(default_factory=list)
+    gatekeeper: dict[str, Any] = Field(default_factory=dict)
+    tools: dict[str, Any] = Field(default_factory=dict)
+    ratings: dict[str, Any] = Field(default_factory=dict)
+    sampling: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("contenders")
+    @classmethod
+    def _distinct_names(cls, contenders: list[ContenderConfig]) -> list[ContenderConfig]:
+        names = [c.name for c in contenders]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"contender names must be unique; repeated: {', '.join(duplicates)}")
+        return contenders
+
+
+OFFLINE_POOL: list[dict[str, Any]] = [
+    {
+        "name": "ocr-geolocator",
+        "provider": "baseline",
+        "model": "ocr-geolocator",
+        "label": "baseline",
+    },
+    {
+        "name": "ocr-geolocator+gate",
+        "provider": "baseline",
+        "model": "ocr-geolocator",
+        "gate": True,
+        "label": "baseline",
+    },
+]
+
+
+def load_pool(path: Path) -> PoolConfig:
+    """Read the pool file; without one, the offline pool of baselines."""
+    if not path.exists():
+        return PoolConfig(contenders=[ContenderConfig(**c) for c in OFFLINE_POOL])
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    pool = PoolConfig.model_validate(data)
+    if len([c for c in pool.contenders if c.weight > 0]) < 2:
+        raise ValueError(f"{path}: a battle needs at least two contenders with weight > 0")
+    return pool
