@@ -1,0 +1,1 @@
+"""The database: typed tables, engine/session helpers, and repositories."""

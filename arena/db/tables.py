@@ -1,0 +1,156 @@
+"""The arena's tables, in one place so Alembic's env.py imports one module.
+
+Relationships load with `lazy="raise"`: an accidental lazy load in a request
+fails loudly in tests instead of issuing hidden queries.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+SIDES = ("a", "b")
+VOTE_CHOICES = ("a", "b", "tie", "both_bad")
+BATTLE_STATUSES = ("pending", "running", "ready", "failed", "abandoned", "voted")
+RESPONSE_STATUSES = ("pending", "streaming", "done", "error", "abandoned")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_battle_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class Image(Base):
+    """A normalised upload: metadata-free JPEG, stored by content hash."""
+
+    __tablename__ = "images"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    width: Mapped[int] = mapped_column(Integer)
+    height: Mapped[int] = mapped_column(Integer)
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Battle(Base):
+    """One image + prompt answered by two anonymous contenders."""
+
+    __tablename__ = "battles"
+    __table_args__ = (
+        CheckConstraint(f"status IN {BATTLE_STATUSES}", name="status"),
+        CheckConstraint("model_a <> model_b", name="distinct_contenders"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_battle_id)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+    prompt: Mapped[str] = mapped_column(Text)
+    image_sha256: Mapped[str] = mapped_column(ForeignKey("images.sha256"), index=True)
+    model_a: Mapped[str] = mapped_column(String(100))
+    model_b: Mapped[str] = mapped_column(String(100))
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    language: Mapped[str | None] = mapped_column(String(16))
+    categories: Mapped[list[Any]] = mapped_column(default=list)
+    flags: Mapped[list[Any]] = mapped_column(default=list)
+    client_hash: Mapped[str] = mapped_column(String(64), default="")
+
+    responses: Mapped[list[Response]] = relationship(
+        back_populates="battle", lazy="raise", order_by="Response.side"
+    )
+    vote: Mapped[Vote | None] = relationship(back_populates="battle", lazy="raise")
+
+
+class Response(Base):
+    """One side's answer to a battle, persisted as soon as it finishes."""
+
+    __tablename__ = "responses"
+    __table_args__ = (
+        UniqueConstraint("battle_id", "side"),
+        CheckConstraint(f"side IN {SIDES}", name="side"),
+        CheckConstraint(f"status IN {RESPONSE_STATUSES}", name="status"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    battle_id: Mapped[str] = mapped_column(ForeignKey("battles.id", ondelete="CASCADE"), index=True)
+    side: Mapped[str] = mapped_column(String(1))
+    contender: Mapped[str] = mapped_column(String(100))
+    gate: Mapped[bool] = mapped_column(Boolean, default=False)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    text: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[str | None] = mapped_column(Text)
+    latency_ms: Mapped[int | None] = mapped_column(Integer)
+    input_tokens: Mapped[int | None] = mapped_column(Integer)
+    output_tokens: Mapped[int | None] = mapped_column(Integer)
+    trajectory: Mapped[list[Any]] = mapped_column(default=list)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    battle: Mapped[Battle] = relationship(back_populates="responses", lazy="raise")
+
+
+class Vote(Base):
+    """The human verdict; the unique battle_id makes it one vote per battle."""
+
+    __tablename__ = "votes"
+    __table_args__ = (CheckConstraint(f"choice IN {VOTE_CHOICES}", name="choice"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    battle_id: Mapped[str] = mapped_column(
+        ForeignKey("battles.id", ondelete="CASCADE"), unique=True
+    )
+    choice: Mapped[str] = mapped_column(String(16))
+    voter_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+
+    battle: Mapped[Battle] = relationship(back_populates="vote", lazy="raise")
+
+
+class LeaderboardSnapshot(Base):
+    """One run of `arena rank`: the whole leaderboard as JSON."""
+
+    __tablename__ = "leaderboard_snapshots"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    computed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    votes_used: Mapped[int] = mapped_column(Integer)
+    payload: Mapped[dict[str, Any]] = mapped_column()
+
+
+class GatekeeperRejection(Base):
+    """A counter per rejection reason; rejected prompts themselves are not kept."""
+
+    __tablename__ = "gatekeeper_rejections"
+
+    reason: Mapped[str] = mapped_column(String(100), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0)

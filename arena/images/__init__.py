@@ -1,0 +1,1 @@
+"""Image intake (validate, normalise, hash) and storage."""

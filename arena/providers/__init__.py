@@ -1,0 +1,1 @@
+"""Model providers: one small client per API behind the contender protocol."""

@@ -1,0 +1,139 @@
+"""HTTP plumbing shared by the provider clients: a streaming POST with
+connect-only retries, the API's error message on 4xx/5xx, and an SSE reader
+with a stall timeout and an overall deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from arena.providers.base import ContenderError, GenerationLimits
+
+RETRY_BACKOFF = 0.5  # seconds, doubled per attempt
+
+
+@dataclass(frozen=True)
+class SSEMessage:
+    event: str
+    data: str
+
+
+@asynccontextmanager
+async def open_stream(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    body: dict[str, Any],
+    headers: dict[str, str],
+    limits: GenerationLimits,
+    who: str,
+) -> AsyncIterator[httpx.Response]:
+    """POST `body` and yield the streaming response once its status is 2xx.
+
+    Only failures to connect are retried: once a request reached the server,
+    sending it again could bill twice or answer twice.
+    """
+    timeout = httpx.Timeout(connect=10.0, read=limits.stall_timeout, write=30.0, pool=10.0)
+    attempt = 0
+    while True:
+        try:
+            async with http.stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise ContenderError(
+                        describe_http_error(who, response),
+                        retryable=response.status_code in (408, 429, 500, 502, 503, 504, 529),
+                    )
+                yield response
+                return
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            if attempt >= limits.connect_retries:
+                raise ContenderError(f"{who}: could not connect to the model server ({type(exc).__name__}).",
+                                     retryable=True) from None
+            attempt += 1
+            await asyncio.sleep(RETRY_BACKOFF * 2 ** (attempt - 1))
+        except httpx.ReadTimeout:
+            raise ContenderError(
+                f"{who}: the model server sent nothing for {limits.stall_timeout:.0f} s.", retryable=True
+            ) from None
+        except httpx.RemoteProtocolError:
+            raise ContenderError(f"{who}: the model server closed the connection mid-answer.",
+                                 retryable=True) from None
+        except httpx.HTTPError as exc:
+            raise ContenderError(f"{who}: HTTP error talking to the model server ({type(exc).__name__}).") from None
+
+
+async def iter_sse(response: httpx.Response, limits: GenerationLimits, who: str) -> AsyncIterator[SSEMessage]:
+    """Parse a text/event-stream body into messages, enforcing the deadline."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limits.timeout
+    event, data = "", []
+    try:
+        async for line in response.aiter_lines():
+            if loop.time() > deadline:
+                raise ContenderError(f"{who}: the answer took longer than {limits.timeout:.0f} s.", retryable=True)
+            if not line:
+                if data:
+                    yield SSEMessage(event or "message", "\n".join(data))
+                event, data = "", []
+                continue
+            if line.startswith(":"):
+                continue  # comment / keep-alive
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if field == "event":
+                event = value
+            elif field == "data":
+                data.append(value)
+        if data:
+            yield SSEMessage(event or "message", "\n".join(data))
+    except httpx.ReadTimeout:
+        raise ContenderError(
+            f"{who}: the model server stalled (nothing for {limits.stall_timeout:.0f} s).", retryable=True
+        ) from None
+    except (httpx.RemoteProtocolError, httpx.ReadError):
+        raise ContenderError(f"{who}: the model server broke off the stream mid-answer.", retryable=True) from None
+
+
+def parse_json(data: str, who: str) -> Any:
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError:
+        raise ContenderError(f"{who}: the model server sent a malformed chunk.") from None
+
+
+def describe_http_error(who: str, response: httpx.Response) -> str:
+    """`who: HTTP 429 (rate limited): <the API's own message>`, never the request."""
+    status = response.status_code
+    reason = {
+        400: "bad request", 401: "unauthorised: check the API key", 403: "forbidden",
+        404: "not found: check base_url and model", 408: "timeout", 413: "request too large",
+        429: "rate limited", 500: "server error", 502: "bad gateway", 503: "unavailable",
+        504: "gateway timeout", 529: "overloaded",
+    }.get(status, "error")
+    detail = _api_message(response)
+    return f"{who}: HTTP {status} ({reason})" + (f": {detail}" if detail else ".")
+
+
+def _api_message(response: httpx.Response) -> str:
+    try:
+        payload = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError, httpx.ResponseNotRead):
+        return response.text[:200].strip() if response.text and "<" not in response.text[:1] else ""
+    # OpenAI: {"error": {"message"}}; Anthropic: {"error": {"type", "message"}};
+    # Gemini: {"error": {"code", "message", "status"}} or a list of those.
+    if isinstance(payload, list) and payload:
+        payload = payload[0]
+    if isinstance(payload, dict):
+        error = payload.get("error", payload)
+        if isinstance(error, dict):
+            return str(error.get("message") or error.get("type") or "")[:300]
+        if isinstance(error, str):
+            return error[:300]
+    return ""
