@@ -7,18 +7,15 @@ they arrive; `tool_use` blocks are assembled from their `input_json_delta`
 pieces and yielded as `ToolCall`s when the block closes; usage comes from
 `message_start` (input) and `message_delta` (output).
 
-Timeouts: `stall_timeout` bounds every wait for the next line, `timeout`
-bounds the whole answer. Only connection failures are retried (nothing was
-sent yet, so a retry cannot double-bill); everything else becomes a
-`ContenderError` a voter can read.
+The HTTP plumbing (connect-only retries, stall and total timeouts, the API's
+error message on 4xx/5xx) is shared with the other clients in
+`arena.providers.http`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +33,7 @@ from arena.providers.base import (
     ToolSpec,
     Usage,
 )
+from arena.providers.http import SSEMessage, iter_sse, open_stream, parse_json
 from arena.providers.registry import ProviderDeps, limits_of, register_chat
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -74,10 +72,13 @@ class AnthropicChat:
     async def chat(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()
     ) -> AsyncIterator[ChatEvent]:
+        who = f"model {self.model}"
         body = self._request_body(messages, tools)
-        deadline = time.monotonic() + self.limits.timeout
-        async with _open_stream(self, body) as response:
-            async for event in _read_events(response, self.limits, deadline):
+        async with open_stream(
+            self.http, f"{self.base_url}/v1/messages",
+            body=body, headers=self._headers(), limits=self.limits, who=who,
+        ) as response:
+            async for event in _read_events(iter_sse(response, self.limits, who), who):
                 yield event
 
     def _request_body(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> dict[str, Any]:
@@ -102,7 +103,7 @@ class AnthropicChat:
     def _headers(self) -> dict[str, str]:
         key = self.api_key if self.api_key is not None else os.environ.get(self.api_key_env, "")
         if not key:
-            raise ContenderError(f"no API key: set the environment variable {self.api_key_env}")
+            raise ContenderError(f"no Anthropic API key: set the environment variable {self.api_key_env}.")
         return {
             "x-api-key": key,
             "anthropic-version": self.api_version,
@@ -152,78 +153,6 @@ def _image_block(data: str) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": data}}
 
 
-# -- HTTP ----------------------------------------------------------------------
-
-
-class _open_stream:
-    """POST the request and hand back the streaming response once its status
-    is known to be 200; retry only when the connection could not be made."""
-
-    def __init__(self, chat: AnthropicChat, body: dict[str, Any]) -> None:
-        self.chat = chat
-        self.body = body
-        self.response: httpx.Response | None = None
-
-    async def __aenter__(self) -> httpx.Response:
-        chat = self.chat
-        headers = chat._headers()
-        timeout = httpx.Timeout(
-            connect=min(10.0, chat.limits.timeout),
-            read=chat.limits.stall_timeout,
-            write=chat.limits.stall_timeout,
-            pool=chat.limits.stall_timeout,
-        )
-        request = chat.http.build_request(
-            "POST", f"{chat.base_url}/v1/messages", json=self.body, headers=headers, timeout=timeout
-        )
-        for attempt in range(chat.limits.connect_retries + 1):
-            try:
-                self.response = await chat.http.send(request, stream=True)
-                break
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                if attempt == chat.limits.connect_retries:
-                    raise ContenderError(
-                        f"Anthropic API unreachable at {chat.base_url}: {_describe(exc)}", retryable=True
-                    ) from exc
-                await asyncio.sleep(0.2 * 2**attempt)
-            except httpx.TimeoutException as exc:
-                raise ContenderError("Anthropic API did not answer in time", retryable=True) from exc
-            except httpx.HTTPError as exc:
-                raise ContenderError(f"Anthropic API request failed: {_describe(exc)}") from exc
-        assert self.response is not None
-        if self.response.status_code != 200:
-            try:
-                raw = await asyncio.wait_for(self.response.aread(), chat.limits.stall_timeout)
-            except (httpx.HTTPError, asyncio.TimeoutError):
-                raw = b""
-            finally:
-                await self.response.aclose()
-            raise _status_error(self.response.status_code, raw)
-        return self.response
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self.response is not None:
-            await self.response.aclose()
-
-
-def _status_error(status: int, raw: bytes) -> ContenderError:
-    """`{"type": "error", "error": {"type": ..., "message": ...}}` -> a readable error."""
-    kind, message = "", ""
-    try:
-        error = json.loads(raw).get("error") or {}
-        kind, message = str(error.get("type", "")), str(error.get("message", ""))
-    except (ValueError, AttributeError):
-        message = raw[:200].decode("utf-8", "replace").strip()
-    detail = f"{kind}: {message}" if kind and message else (message or kind or "no details")
-    if status == 429:
-        return ContenderError(f"Anthropic API rate limit reached (429, {detail})", retryable=True)
-    if status == 529:
-        return ContenderError(f"Anthropic API is overloaded (529, {detail})", retryable=True)
-    if status in (401, 403):
-        return ContenderError(f"Anthropic API refused the key ({status}, {detail})")
-    return ContenderError(f"Anthropic API error {status} ({detail})", retryable=status >= 500)
-
-
 # -- the event stream ----------------------------------------------------------
 
 
@@ -235,25 +164,23 @@ class _ToolBlock:
     start_input: dict[str, Any] = field(default_factory=dict)
 
 
-async def _read_events(
-    response: httpx.Response, limits: GenerationLimits, deadline: float
-) -> AsyncIterator[ChatEvent]:
+async def _read_events(messages: AsyncIterator[SSEMessage], who: str) -> AsyncIterator[ChatEvent]:
     input_tokens: int | None = None
     output_tokens: int | None = None
     tools: dict[int, _ToolBlock] = {}
     finished = False
-    async for name, data in _sse_events(response, limits, deadline):
-        if name == "ping":
+    async for message in messages:
+        if message.event == "ping":
             continue
-        try:
-            event = json.loads(data)
-            kind = event["type"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ContenderError(f"Anthropic API sent a malformed event: {data[:120]!r}") from exc
-        if kind == "error":
+        event = parse_json(message.data, who)
+        kind = event.get("type") if isinstance(event, dict) else None
+        if not isinstance(kind, str):
+            raise ContenderError(f"{who}: the model server sent a malformed chunk.")
+        if kind == "error":  # e.g. overloaded_error after the answer began
             error = event.get("error") or {}
             raise ContenderError(
-                f"Anthropic API failed mid-answer ({error.get('type', 'error')}: {error.get('message', '')})",
+                f"{who}: the model server reported an error mid-answer: "
+                f"{error.get('type', 'error')}: {str(error.get('message', ''))[:300]}",
                 retryable=True,
             )
         if kind == "message_start":
@@ -293,7 +220,7 @@ async def _read_events(
             finished = True
             break
     if not finished:
-        raise ContenderError("Anthropic API stream ended before the answer was complete", retryable=True)
+        raise ContenderError(f"{who}: the stream ended before the answer was complete.", retryable=True)
     if input_tokens is not None or output_tokens is not None:
         yield Usage(input_tokens=input_tokens, output_tokens=output_tokens)
 
@@ -309,49 +236,6 @@ def _tool_call(block: _ToolBlock) -> ToolCall:
     if not isinstance(arguments, dict):
         return ToolCall(id=block.id, name=block.name, arguments={}, raw_arguments=raw)
     return ToolCall(id=block.id, name=block.name, arguments=arguments, raw_arguments=raw)
-
-
-async def _sse_events(
-    response: httpx.Response, limits: GenerationLimits, deadline: float
-) -> AsyncIterator[tuple[str, str]]:
-    """(event name, data) pairs; each wait is bounded by the stall timeout and
-    by what is left of the total timeout."""
-    lines = response.aiter_lines()
-    name, data = "", []
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise ContenderError(f"Anthropic API answer took longer than {limits.timeout:g} s", retryable=True)
-        try:
-            line = await asyncio.wait_for(anext(lines), min(limits.stall_timeout, remaining))
-        except StopAsyncIteration:
-            break
-        except (asyncio.TimeoutError, httpx.ReadTimeout) as exc:
-            if time.monotonic() >= deadline:
-                raise ContenderError(
-                    f"Anthropic API answer took longer than {limits.timeout:g} s", retryable=True
-                ) from exc
-            raise ContenderError(
-                f"Anthropic API stalled: nothing received for {limits.stall_timeout:g} s", retryable=True
-            ) from exc
-        except httpx.HTTPError as exc:
-            raise ContenderError(f"Anthropic API stream broke: {_describe(exc)}", retryable=True) from exc
-        if line == "":
-            if data:
-                yield name or "message", "\n".join(data)
-            name, data = "", []
-        elif line.startswith(":"):
-            continue
-        elif line.startswith("event:"):
-            name = line[6:].strip()
-        elif line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-    if data:
-        yield name or "message", "\n".join(data)
-
-
-def _describe(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__
 
 
 def _int_or_none(value: Any) -> int | None:
