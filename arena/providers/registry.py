@@ -15,6 +15,7 @@ import httpx
 
 from arena.config import ContenderConfig, PoolConfig
 from arena.images.store import ImageStore
+from arena.optional import optional_import
 from arena.providers.base import ChatModel, Contender, GenerationLimits, ModelContender
 
 
@@ -30,6 +31,13 @@ class ProviderDeps:
 
 ChatBuilder = Callable[[ContenderConfig, ProviderDeps], ChatModel]
 ContenderBuilder = Callable[[ContenderConfig, ProviderDeps], Contender]
+
+PROVIDER_MODULES = (
+    "arena.providers.openai",
+    "arena.providers.anthropic",
+    "arena.providers.gemini",
+    "arena.providers.baselines",
+)
 
 CHAT_BUILDERS: dict[str, ChatBuilder] = {}
 CONTENDER_BUILDERS: dict[str, ContenderBuilder] = {}
@@ -81,12 +89,5 @@ def build_pool(deps: ProviderDeps) -> dict[str, Contender]:
 
 def _load_providers() -> None:
     # Importing a provider module registers its builders.
-    import arena.providers.openai  # noqa: F401
-    import arena.providers.baselines  # noqa: F401
-
-    for optional in ("arena.providers.anthropic", "arena.providers.gemini"):
-        try:
-            __import__(optional)
-        except ModuleNotFoundError as exc:
-            if exc.name != optional:
-                raise
+    for module in PROVIDER_MODULES:
+        optional_import(module)

@@ -1,0 +1,115 @@
+"""The FastAPI application factory.
+
+Everything with a lifetime (engine, HTTP client, image store, contender pool,
+running battles) is built in the lifespan, never at import time, so tests
+can build as many apps as they like against different databases.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from arena.battles.routes import ApiError
+from arena.battles.runner import BattleHooks, BattleRuns
+from arena.battles.sampling import draw_pair
+from arena.config import Settings
+from arena.optional import optional_import
+from arena.db.session import make_engine, make_sessionmaker
+from arena.images.store import ImageStore
+from arena.providers.registry import ProviderDeps, build_pool
+
+log = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATES = ROOT / "templates"
+STATIC = ROOT / "static"
+
+# Each module exposes `router`; modules not written yet are skipped.
+ROUTER_MODULES = (
+    "arena.battles.routes",
+    "arena.images.routes",
+    "arena.web.pages",
+    "arena.ratings.routes",
+    "arena.export.routes",
+)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+    app = FastAPI(
+        title="GeoArena",
+        summary="Rank vision-language models on geographic reasoning by human votes.",
+        lifespan=_lifespan,
+    )
+    app.state.settings = settings
+    app.state.templates = Jinja2Templates(directory=str(TEMPLATES))
+    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    for module_name in ROUTER_MODULES:
+        module = optional_import(module_name)
+        if module is not None:
+            app.include_router(module.router)
+    _install_error_handlers(app)
+    return app
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    settings: Settings = app.state.settings
+    engine = make_engine(settings.resolved_database_url)
+    http = httpx.AsyncClient(follow_redirects=False)
+    images = ImageStore(settings.image_dir)
+    pool_config = settings.pool
+    deps = ProviderDeps(http=http, images=images, pool=pool_config)
+    pool = build_pool(deps)
+
+    app.state.engine = engine
+    app.state.sessionmaker = make_sessionmaker(engine)
+    app.state.http = http
+    app.state.images = images
+    app.state.pool_config = pool_config
+    app.state.pool = pool
+    weights = {c.name: c.weight for c in pool_config.contenders}
+    app.state.draw_pair = lambda rng: draw_pair(weights, rng)
+    app.state.gatekeeper = None
+    app.state.battle_runs = BattleRuns(
+        app.state.sessionmaker, images, pool,
+        battle_timeout=settings.battle_timeout, hooks=BattleHooks(),
+    )
+    try:
+        yield
+    finally:
+        await app.state.battle_runs.shutdown()
+        await http.aclose()
+        engine.dispose()
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse({"error": exc.code, "message": exc.message}, status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg', 'invalid')}"
+            for e in exc.errors()
+        )
+        return JSONResponse({"error": "invalid_request", "message": problems or "Invalid request."},
+                            status_code=422)
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(_request: Request, exc: HTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorised"}.get(exc.status_code, "error")
+        return JSONResponse({"error": code, "message": str(exc.detail)}, status_code=exc.status_code,
+                            headers=getattr(exc, "headers", None))
+

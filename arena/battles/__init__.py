@@ -1,0 +1,1 @@
+"""Battles: creation, the two concurrent streams, votes."""

@@ -1,0 +1,100 @@
+"""Every query the battle flow makes, in one place."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, selectinload
+
+from arena.db.tables import Battle, GatekeeperRejection, Image, Response, Vote, utcnow
+
+FINISHED = ("ready", "failed", "abandoned", "voted")
+
+
+def save_image(session: Session, sha256: str, width: int, height: int, size_bytes: int) -> None:
+    if session.get(Image, sha256) is None:
+        session.add(Image(sha256=sha256, width=width, height=height, size_bytes=size_bytes))
+        session.flush()
+
+
+def create_battle(
+    session: Session,
+    *,
+    prompt: str,
+    image_sha256: str,
+    contenders: tuple[str, str],
+    gates: tuple[bool, bool],
+    client_hash: str,
+    language: str | None,
+    categories: list[str],
+) -> Battle:
+    battle = Battle(
+        prompt=prompt, image_sha256=image_sha256, model_a=contenders[0], model_b=contenders[1],
+        status="pending", client_hash=client_hash, language=language, categories=categories, flags=[],
+    )
+    session.add(battle)
+    session.flush()
+    for side, name, gate in zip("ab", contenders, gates, strict=True):
+        session.add(Response(battle_id=battle.id, side=side, contender=name, gate=gate, status="pending"))
+    session.flush()
+    return battle
+
+
+def get_battle(session: Session, battle_id: str, *, with_responses: bool = False) -> Battle | None:
+    query = select(Battle).where(Battle.id == battle_id)
+    if with_responses:
+        query = query.options(selectinload(Battle.responses), selectinload(Battle.vote))
+    return session.scalars(query).one_or_none()
+
+
+def claim_battle(session: Session, battle_id: str) -> bool:
+    """Atomically move a pending battle to running; only one stream wins."""
+    result = session.execute(
+        update(Battle)
+        .where(Battle.id == battle_id, Battle.status == "pending")
+        .values(status="running", updated_at=utcnow())
+    )
+    return result.rowcount == 1
+
+
+def abandon_if_stale(session: Session, battle_id: str, older_than: timedelta) -> bool:
+    """A battle left running by a replica that died is marked abandoned."""
+    cutoff: datetime = utcnow() - older_than
+    result = session.execute(
+        update(Battle)
+        .where(Battle.id == battle_id, Battle.status == "running", Battle.updated_at < cutoff)
+        .values(status="abandoned", updated_at=utcnow())
+    )
+    return result.rowcount == 1
+
+
+def update_response(session: Session, battle_id: str, side: str, **values: Any) -> None:
+    session.execute(
+        update(Response).where(Response.battle_id == battle_id, Response.side == side).values(**values)
+    )
+
+
+def finish_battle(session: Session, battle_id: str, status: str, flags: list[str]) -> None:
+    session.execute(
+        update(Battle)
+        .where(Battle.id == battle_id, Battle.status == "running")
+        .values(status=status, flags=flags, updated_at=utcnow())
+    )
+
+
+def add_vote(session: Session, battle: Battle, choice: str, voter_hash: str) -> Vote:
+    vote = Vote(battle_id=battle.id, choice=choice, voter_hash=voter_hash)
+    session.add(vote)
+    session.flush()  # the unique battle_id raises IntegrityError for a second vote here
+    session.execute(update(Battle).where(Battle.id == battle.id).values(status="voted", updated_at=utcnow()))
+    return vote
+
+
+def count_rejection(session: Session, reason: str) -> None:
+    row = session.get(GatekeeperRejection, reason, with_for_update=True)
+    if row is None:
+        session.add(GatekeeperRejection(reason=reason, count=1))
+    else:
+        row.count += 1

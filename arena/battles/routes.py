@@ -1,0 +1,158 @@
+"""HTTP API of battles: create, stream, vote."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import secrets
+from typing import Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel
+from starlette.datastructures import UploadFile
+
+from arena.battles import repository
+from arena.battles.language import guess_language
+from arena.battles.sampling import NotEnoughContenders
+from arena.battles.votes import VoteRefused, cast_vote, voter_hash
+from arena.db.session import SessionDep
+from arena.images.intake import IntakeError, IntakeLimits, normalise
+
+router = APIRouter()
+
+VOTER_COOKIE = "arena_voter"
+
+
+class ApiError(Exception):
+    """An error the API answers as `{"error": code, "message": text}`."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class BattleCreated(BaseModel):
+    battle_id: str
+    events_url: str
+
+
+class VoteIn(BaseModel):
+    choice: Literal["a", "b", "tie", "both_bad"]
+
+
+class RevealOut(BaseModel):
+    choice: str
+    model_a: str
+    model_b: str
+    label_a: str
+    label_b: str
+    gate_a: bool
+    gate_b: bool
+
+
+@router.post("/api/battles", status_code=201, response_model=BattleCreated)
+async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
+    """Start a battle from an uploaded photo and a question."""
+    settings = request.app.state.settings
+    declared = int(request.headers.get("content-length") or 0)
+    if declared > settings.max_upload_bytes + 64 * 1024:  # room for the prompt and multipart framing
+        raise ApiError(413, "file_too_large",
+                       f"The upload is larger than the {settings.max_upload_bytes // (1024 * 1024)} MB limit.")
+    form = await request.form(max_files=1, max_fields=4)
+    upload, prompt = form.get("image"), form.get("prompt")
+    if not isinstance(upload, UploadFile):
+        raise ApiError(422, "missing_image", "Attach a photo in the `image` field.")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ApiError(422, "missing_prompt", "Ask a question about the photo in the `prompt` field.")
+    prompt = prompt.strip()
+    if len(prompt) > settings.max_prompt_chars:
+        raise ApiError(422, "prompt_too_long",
+                       f"The question is {len(prompt)} characters long; the limit is {settings.max_prompt_chars}.")
+    data = await upload.read(settings.max_upload_bytes + 1)
+    limits = IntakeLimits(settings.max_upload_bytes, settings.max_pixels, settings.contender_long_side)
+    try:
+        image = await asyncio.to_thread(normalise, data, limits)
+    except IntakeError as exc:
+        raise ApiError(exc.status, exc.code, exc.message) from None
+
+    gatekeeper = getattr(request.app.state, "gatekeeper", None)
+    if gatekeeper is not None:
+        verdict = await gatekeeper.classify(prompt)
+        if not verdict.geographic:
+            repository.count_rejection(session, verdict.classifier)
+            session.commit()
+            raise ApiError(422, "not_geographic", verdict.reason)
+
+    state = request.app.state
+    try:
+        pair = state.draw_pair(random.SystemRandom())
+    except NotEnoughContenders:
+        raise ApiError(503, "no_contenders",
+                       "Not enough contenders are available right now; please try again in a minute.") from None
+    gates = tuple(bool(getattr(state.pool[name], "gate", False)) for name in pair)
+
+    sha = await asyncio.to_thread(state.images.put, image.jpeg, "jpg")
+    repository.save_image(session, sha, image.width, image.height, len(image.jpeg))
+    language = guess_language(prompt)
+    battle = repository.create_battle(
+        session, prompt=prompt, image_sha256=sha, contenders=pair, gates=gates,  # type: ignore[arg-type]
+        client_hash=_client_hash(request), language=language,
+        categories=[f"language:{language}"],
+    )
+    session.commit()  # before answering: the client opens the stream right away
+    body = BattleCreated(battle_id=battle.id, events_url=f"/api/battles/{battle.id}/events")
+    response = JSONResponse(body.model_dump(), status_code=201)
+    _ensure_voter_cookie(request, response)
+    return response
+
+
+@router.get("/api/battles/{battle_id}/events")
+async def battle_events(battle_id: str, request: Request, session: SessionDep) -> StreamingResponse:
+    """Server-sent events: both answers as they stream, then `ready` and `end`."""
+    if repository.get_battle(session, battle_id) is None:
+        raise ApiError(404, "battle_not_found", "There is no battle with this id.")
+    session.close()  # don't hold a connection for the length of the stream
+    return StreamingResponse(
+        request.app.state.battle_runs.stream(battle_id),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.post("/api/battles/{battle_id}/vote", response_model=RevealOut)
+async def vote(battle_id: str, body: VoteIn, request: Request, session: SessionDep) -> JSONResponse:
+    """Cast the battle's one vote; the answer reveals the contenders."""
+    voter_id = request.cookies.get(VOTER_COOKIE) or secrets.token_hex(16)
+    try:
+        reveal = cast_vote(
+            session, battle_id, body.choice,
+            voter_hash(request.app.state.settings.secret_key, voter_id, _client_ip(request)),
+            request.app.state.pool_config,
+        )
+    except VoteRefused as exc:
+        raise ApiError(exc.status, exc.code, exc.message) from None
+    session.commit()
+    response = JSONResponse(RevealOut(**reveal.__dict__).model_dump())
+    _ensure_voter_cookie(request, response, voter_id)
+    return response
+
+
+def _client_ip(request: Request) -> str:
+    return request.client.host if request.client else ""
+
+
+def _client_hash(request: Request) -> str:
+    voter_id = request.cookies.get(VOTER_COOKIE, "")
+    return voter_hash(request.app.state.settings.secret_key, voter_id, _client_ip(request))
+
+
+def _ensure_voter_cookie(request: Request, response: JSONResponse, voter_id: str | None = None) -> None:
+    if request.cookies.get(VOTER_COOKIE):
+        return
+    response.set_cookie(
+        VOTER_COOKIE, voter_id or secrets.token_hex(16), max_age=365 * 24 * 3600,
+        httponly=True, samesite="lax", secure=request.url.scheme == "https",
+    )

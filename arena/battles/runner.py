@@ -1,0 +1,338 @@
+"""Running a battle: both contenders concurrently, their events fanned out to
+every stream that watches, each side persisted the moment it finishes.
+
+The first stream to open a pending battle claims it in the database and
+starts the run; a second stream in the same process joins the run, and one on
+another replica follows the database until the battle is finished, so the
+contenders never run twice. When the last watcher disconnects, the upstream
+calls are cancelled and the battle is marked abandoned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from arena.battles import repository
+from arena.battles.events import KEEP_ALIVE, BattleEvent
+from arena.db.tables import Battle, Image, utcnow
+from arena.images.store import ImageStore
+from arena.providers.base import Contender, ContenderError, ContenderImage, TextDelta, ToolStep, Usage
+from arena.web.markdown import render_markdown
+
+log = logging.getLogger(__name__)
+
+FLUSH_INTERVAL = 0.05  # seconds: deltas are coalesced so markdown is re-rendered at most 20x/s
+KEEP_ALIVE_INTERVAL = 15.0
+POLL_INTERVAL = 1.0
+
+
+@dataclass
+class BattleHooks:
+    """What the pool policy wants to know of a run (all optional)."""
+
+    # called with (contender name, ok) when a side finishes or fails
+    on_side_result: Callable[[str, bool], None] | None = None
+    # called with the answers' and trajectories' texts; returns battle flags
+    flag_battle: Callable[[Iterable[str]], list[str]] | None = None
+
+
+class BattleRuns:
+    """The battles this process is running, keyed by id."""
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        images: ImageStore,
+        pool: dict[str, Contender],
+        *,
+        battle_timeout: float,
+        hooks: BattleHooks | None = None,
+    ) -> None:
+        self.sessions = sessions
+        self.images = images
+        self.pool = pool
+        self.battle_timeout = battle_timeout
+        self.hooks = hooks or BattleHooks()
+        self._runs: dict[str, BattleRun] = {}
+
+    async def stream(self, battle_id: str) -> AsyncIterator[str]:
+        """SSE text for one watcher of the battle."""
+        run = self._runs.get(battle_id)
+        if run is None and await asyncio.to_thread(self._claim, battle_id):
+            run = self._start(battle_id)
+        if run is not None:
+            async for chunk in run.follow():
+                yield chunk
+            return
+        async for chunk in self._follow_database(battle_id):
+            yield chunk
+
+    async def shutdown(self) -> None:
+        for run in list(self._runs.values()):
+            run.task.cancel()
+        await asyncio.gather(*(r.task for r in self._runs.values()), return_exceptions=True)
+
+    def _claim(self, battle_id: str) -> bool:
+        with self.sessions.begin() as session:
+            return repository.claim_battle(session, battle_id)
+
+    def _start(self, battle_id: str) -> BattleRun:
+        with self.sessions() as session:
+            battle = repository.get_battle(session, battle_id, with_responses=True)
+            assert battle is not None, "a claimed battle exists"
+            prompt, sha = battle.prompt, battle.image_sha256
+            sides = {r.side: r.contender for r in battle.responses}
+            stored = session.get(Image, sha)
+            assert stored is not None, "a battle's image row exists"
+            size = (stored.width, stored.height)
+        image = ContenderImage(jpeg=self.images.get(sha), width=size[0], height=size[1], sha256=sha)
+        run = BattleRun(self, battle_id, prompt, image, sides)
+        self._runs[battle_id] = run
+        run.task = asyncio.create_task(run.run(), name=f"battle-{battle_id}")
+        run.task.add_done_callback(lambda _: self._runs.pop(battle_id, None))
+        return run
+
+    async def _follow_database(self, battle_id: str) -> AsyncIterator[str]:
+        """For a battle running on another replica (or finished): wait, then replay."""
+        waited = 0.0
+        while True:
+            battle = await asyncio.to_thread(self._load, battle_id)
+            if battle is None:
+                return
+            if battle.status in repository.FINISHED:
+                for event in replay(battle):
+                    yield event.encode()
+                return
+            stale_after = timedelta(seconds=self.battle_timeout + 30)
+            if await asyncio.to_thread(self._abandon_if_stale, battle_id, stale_after):
+                continue
+            await asyncio.sleep(POLL_INTERVAL)
+            waited += POLL_INTERVAL
+            if waited >= KEEP_ALIVE_INTERVAL:
+                waited = 0.0
+                yield KEEP_ALIVE
+
+    def _load(self, battle_id: str) -> Battle | None:
+        with self.sessions() as session:
+            return repository.get_battle(session, battle_id, with_responses=True)
+
+    def _abandon_if_stale(self, battle_id: str, older_than: timedelta) -> bool:
+        with self.sessions.begin() as session:
+            return repository.abandon_if_stale(session, battle_id, older_than)
+
+
+@dataclass
+class _Side:
+    side: str
+    contender: str
+    text: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    status: str = "pending"
+    error: str | None = None
+    started: float = 0.0
+    latency_ms: int | None = None
+    last_flush: float = 0.0
+    timer: asyncio.TimerHandle | None = None
+
+
+class BattleRun:
+    """One battle in flight: two pumps, a history, and the watchers' queues."""
+
+    def __init__(
+        self, runs: BattleRuns, battle_id: str, prompt: str, image: ContenderImage, sides: dict[str, str]
+    ) -> None:
+        self.runs = runs
+        self.battle_id = battle_id
+        self.prompt = prompt
+        self.image = image
+        self.sides = {side: _Side(side, name) for side, name in sides.items()}
+        self.history: list[BattleEvent] = []
+        self.watchers: set[asyncio.Queue[BattleEvent]] = set()
+        self.finished = False
+        self.task: asyncio.Task[None]
+
+    async def follow(self) -> AsyncIterator[str]:
+        queue: asyncio.Queue[BattleEvent] = asyncio.Queue()
+        for event in self.history:
+            queue.put_nowait(event)
+        self.watchers.add(queue)
+        try:
+            while True:
+                try:
+                    event = await asyncio.wait_for(queue.get(), KEEP_ALIVE_INTERVAL)
+                except TimeoutError:
+                    yield KEEP_ALIVE
+                    continue
+                yield event.encode()
+                if event.name == "end":
+                    return
+        finally:
+            self.watchers.discard(queue)
+            if not self.watchers and not self.finished:
+                self.task.cancel()  # nobody is watching: stop paying for the answers
+
+    async def run(self) -> None:
+        try:
+            async with asyncio.timeout(self.runs.battle_timeout):
+                await asyncio.gather(*(self._pump(s) for s in self.sides.values()))
+        except TimeoutError:
+            for side in self.sides.values():
+                if side.status in ("pending", "streaming"):
+                    await self._fail(side, f"No complete answer within {self.runs.battle_timeout:.0f} s.")
+        except asyncio.CancelledError:
+            self._abandon()
+            raise
+        status = "ready" if all(s.status == "done" for s in self.sides.values()) else "failed"
+        flags = self._flags() if status == "ready" else []
+        await asyncio.to_thread(self._persist_battle, status, flags)
+        self.finished = True
+        if status == "ready":
+            self._publish(BattleEvent("ready", {}))
+        self._publish(BattleEvent("end", {"status": status}))
+
+    async def _pump(self, side: _Side) -> None:
+        contender = self.runs.pool.get(side.contender)
+        side.started = time.monotonic()
+        side.status = "streaming"
+        await asyncio.to_thread(self._persist_side, side, started=True)
+        if contender is None:
+            await self._fail(side, f"Contender {side.contender!r} is no longer in the pool.")
+            return
+        try:
+            async for event in contender.stream(self.prompt, self.image):
+                if isinstance(event, TextDelta):
+                    self._add_text(side, event.text)
+                elif isinstance(event, ToolStep):
+                    self._flush(side)
+                    step = asdict(event)
+                    step["image_refs"] = list(event.image_refs)
+                    side.steps.append(step)
+                    self._publish(BattleEvent("step", {"side": side.side, **step}))
+                elif isinstance(event, Usage):
+                    side.usage = event
+        except ContenderError as exc:
+            await self._fail(side, exc.message)
+            return
+        except Exception:
+            log.exception("contender %s crashed in battle %s", side.contender, self.battle_id)
+            await self._fail(side, "The contender failed with an internal error.")
+            return
+        self._flush(side)
+        if not "".join(side.text).strip():
+            await self._fail(side, "The contender returned an empty answer.")
+            return
+        side.status = "done"
+        side.latency_ms = int((time.monotonic() - side.started) * 1000)
+        await asyncio.to_thread(self._persist_side, side)
+        self._report(side, ok=True)
+        html = render_markdown("".join(side.text))
+        self._publish(BattleEvent("done", {"side": side.side, "html": html, "latency_ms": side.latency_ms}))
+
+    def _add_text(self, side: _Side, text: str) -> None:
+        side.text.append(text)
+        side.pending.append(text)
+        if time.monotonic() - side.last_flush >= FLUSH_INTERVAL:
+            self._flush(side)
+        elif side.timer is None:
+            side.timer = asyncio.get_running_loop().call_later(FLUSH_INTERVAL, self._flush, side)
+
+    def _flush(self, side: _Side) -> None:
+        if side.timer is not None:
+            side.timer.cancel()
+            side.timer = None
+        if not side.pending:
+            return
+        delta = "".join(side.pending)
+        side.pending.clear()
+        side.last_flush = time.monotonic()
+        html = render_markdown("".join(side.text))
+        self._publish(BattleEvent("delta", {"side": side.side, "text": delta, "html": html}))
+
+    async def _fail(self, side: _Side, message: str) -> None:
+        self._flush(side)
+        side.status = "error"
+        side.error = message
+        side.latency_ms = int((time.monotonic() - side.started) * 1000)
+        await asyncio.to_thread(self._persist_side, side)
+        self._report(side, ok=False)
+        self._publish(BattleEvent("error", {"side": side.side, "message": message}))
+
+    def _publish(self, event: BattleEvent) -> None:
+        self.history.append(event)
+        for queue in self.watchers:
+            queue.put_nowait(event)
+
+    def _report(self, side: _Side, ok: bool) -> None:
+        if self.runs.hooks.on_side_result is not None:
+            self.runs.hooks.on_side_result(side.contender, ok)
+
+    def _flags(self) -> list[str]:
+        if self.runs.hooks.flag_battle is None:
+            return []
+        texts = ["".join(s.text) for s in self.sides.values()]
+        texts += [f"{st.get('thought', '')} {st.get('observation', '')}" for s in self.sides.values()
+                  for st in s.steps]
+        return self.runs.hooks.flag_battle(texts)
+
+    # -- persistence (runs in a worker thread; the session is short-lived) --
+
+    def _persist_side(self, side: _Side, started: bool = False) -> None:
+        values: dict[str, Any] = {"status": side.status}
+        if started:
+            values["started_at"] = utcnow()
+        else:
+            values.update(
+                text="".join(side.text), error=side.error, latency_ms=side.latency_ms,
+                input_tokens=side.usage.input_tokens, output_tokens=side.usage.output_tokens,
+                trajectory=side.steps, finished_at=utcnow(),
+            )
+        with self.runs.sessions.begin() as session:
+            repository.update_response(session, self.battle_id, side.side, **values)
+
+    def _persist_battle(self, status: str, flags: list[str]) -> None:
+        with self.runs.sessions.begin() as session:
+            repository.finish_battle(session, self.battle_id, status, flags)
+
+    def _abandon(self) -> None:
+        # Synchronous on purpose: this runs while the task is being cancelled.
+        self.finished = True
+        with self.runs.sessions.begin() as session:
+            for side in self.sides.values():
+                if side.status in ("pending", "streaming"):
+                    side.status = "abandoned"
+                    repository.update_response(
+                        session, self.battle_id, side.side, status="abandoned",
+                        text="".join(side.text), trajectory=side.steps, finished_at=utcnow(),
+                    )
+            repository.finish_battle(session, self.battle_id, "abandoned", [])
+        log.info("battle %s abandoned: its last watcher disconnected", self.battle_id)
+
+
+def replay(battle: Battle) -> list[BattleEvent]:
+    """The events of a finished battle, rebuilt from the database."""
+    events: list[BattleEvent] = []
+    for response in battle.responses:
+        for step in response.trajectory or []:
+            events.append(BattleEvent("step", {"side": response.side, **step}))
+        html = render_markdown(response.text) if response.text else ""
+        if response.text:
+            events.append(BattleEvent("delta", {"side": response.side, "text": response.text, "html": html}))
+        if response.status == "done":
+            events.append(BattleEvent("done", {"side": response.side, "html": html,
+                                               "latency_ms": response.latency_ms}))
+        elif response.status == "error":
+            events.append(BattleEvent("error", {"side": response.side, "message": response.error or ""}))
+    if battle.status in ("ready", "voted"):
+        events.append(BattleEvent("ready", {}))
+    events.append(BattleEvent("end", {"status": battle.status}))
+    return events

@@ -1,0 +1,65 @@
+"""Casting the one vote of a battle and revealing the contenders."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from arena.battles import repository
+from arena.config import PoolConfig
+
+
+class VoteRefused(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Reveal:
+    choice: str
+    model_a: str
+    model_b: str
+    label_a: str
+    label_b: str
+    gate_a: bool
+    gate_b: bool
+
+
+def voter_hash(secret: str, voter_id: str, ip: str) -> str:
+    """A salted, keyed hash of who voted: lets us spot ballot stuffing
+    without storing an IP address or a reversible id."""
+    return hmac.new(secret.encode(), f"{voter_id}|{ip}".encode(), hashlib.sha256).hexdigest()
+
+
+def cast_vote(session: Session, battle_id: str, choice: str, voter: str, pool: PoolConfig) -> Reveal:
+    battle = repository.get_battle(session, battle_id, with_responses=True)
+    if battle is None:
+        raise VoteRefused(404, "battle_not_found", "There is no battle with this id.")
+    if battle.vote is not None or battle.status == "voted":
+        raise VoteRefused(409, "already_voted", "This battle has already been voted on.")
+    if battle.status == "failed":
+        raise VoteRefused(409, "side_failed", "One of the answers failed, so this battle cannot be voted on.")
+    if battle.status == "abandoned":
+        raise VoteRefused(409, "not_ready", "This battle was abandoned before both answers finished.")
+    if battle.status != "ready":
+        raise VoteRefused(409, "not_ready", "Both answers must finish before you can vote.")
+    try:
+        with session.begin_nested():
+            repository.add_vote(session, battle, choice, voter)
+    except IntegrityError:
+        # Another request voted between our read and our insert.
+        raise VoteRefused(409, "already_voted", "This battle has already been voted on.") from None
+    labels = {c.name: c.label for c in pool.contenders}
+    gates = {r.side: r.gate for r in battle.responses}
+    return Reveal(
+        choice=choice, model_a=battle.model_a, model_b=battle.model_b,
+        label_a=labels.get(battle.model_a, ""), label_b=labels.get(battle.model_b, ""),
+        gate_a=gates.get("a", False), gate_b=gates.get("b", False),
+    )

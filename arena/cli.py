@@ -1,0 +1,97 @@
+"""The `arena` command: serve the arena, manage the database, and the batch
+jobs other packages register (rank, export, import, classify, models, ...)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from arena.config import Settings
+from arena.optional import optional_import
+
+# Each module exposes `register(subparsers)`; modules not written yet are skipped.
+COMMAND_MODULES = (
+    "arena.pool.cli",
+    "arena.gatekeeper.cli",
+    "arena.ratings.cli",
+    "arena.export.cli",
+    "arena.bench.cli",
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    if not hasattr(args, "func"):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"arena: {exc}", file=sys.stderr)
+        return 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="arena", description="GeoArena: a geographic VLM arena.")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="upgrade the database, then serve the arena")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--reload", action="store_true", help="restart on code changes (development)")
+    serve.set_defaults(func=_serve)
+
+    db = sub.add_parser("db", help="database schema")
+    db_sub = db.add_subparsers(title="db commands", metavar="DBCOMMAND")
+    upgrade = db_sub.add_parser("upgrade", help="apply Alembic migrations up to head")
+    upgrade.add_argument("revision", nargs="?", default="head")
+    upgrade.set_defaults(func=_db_upgrade)
+
+    for name in COMMAND_MODULES:
+        module = optional_import(name)
+        if module is not None:
+            module.register(sub)
+    return parser
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from arena.db.migrate import upgrade
+
+    settings = Settings()
+    settings.pool  # fail early, with the pool file's error, before binding the port
+    upgrade(settings.resolved_database_url)
+    print(f"GeoArena on http://{args.host}:{args.port}  (database: {_redacted(settings.resolved_database_url)}, "
+          f"{len(settings.pool.contenders)} contenders)", file=sys.stderr)
+    uvicorn.run("arena.app:create_app", factory=True, host=args.host, port=args.port,
+                workers=args.workers, reload=args.reload, log_level="info", proxy_headers=True)
+    return 0
+
+
+def _db_upgrade(args: argparse.Namespace) -> int:
+    from arena.db.migrate import upgrade
+
+    settings = Settings()
+    upgrade(settings.resolved_database_url, args.revision)
+    print(f"database at {args.revision}: {_redacted(settings.resolved_database_url)}", file=sys.stderr)
+    return 0
+
+
+def _redacted(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+

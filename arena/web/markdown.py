@@ -1,0 +1,35 @@
+"""Markdown from contenders, rendered to HTML that is safe to put in a page.
+
+Model output is untrusted: markdown-it renders it with raw HTML disabled, and
+nh3 (the Ammonia sanitiser) then keeps only an allow-list of tags and
+attributes, so neither a `<script>` nor a `javascript:` link survives.
+"""
+
+from __future__ import annotations
+
+import nh3
+from markdown_it import MarkdownIt
+
+_md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
+    ["table", "strikethrough"]
+)
+
+ALLOWED_TAGS = {
+    "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s",
+    "code", "pre", "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody",
+    "tr", "th", "td",
+}
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"style"}, "td": {"style"}}
+
+
+def render_markdown(text: str) -> str:
+    """Render untrusted markdown to sanitised HTML."""
+    html = _md.render(text)
+    return nh3.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        url_schemes={"http", "https"},
+        link_rel="noopener noreferrer nofollow",
+        filter_style_properties={"text-align"},
+    )
