@@ -1,0 +1,195 @@
+"""The battle flow over HTTP: create, stream, vote — on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from arena.db.tables import Battle, Response, Vote
+
+
+def parse_sse(body: str) -> list[tuple[str, dict]]:
+    events = []
+    for block in body.strip().split("\n\n"):
+        name, data = "message", ""
+        for line in block.splitlines():
+            if line.startswith("event: "):
+                name = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                data += line.removeprefix("data: ")
+        if data:
+            events.append((name, json.loads(data)))
+    return events
+
+
+async def start_battle(client: httpx.AsyncClient, photo: bytes, prompt: str = "Where was this taken?") -> dict:
+    response = await client.post(
+        "/api/battles", files={"image": ("photo.jpg", photo, "image/jpeg")}, data={"prompt": prompt}
+    )
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+async def run_battle(client: httpx.AsyncClient, photo: bytes) -> tuple[str, list[tuple[str, dict]]]:
+    created = await start_battle(client, photo)
+    events = await client.get(created["events_url"])
+    assert events.headers["content-type"].startswith("text/event-stream")
+    return created["battle_id"], parse_sse(events.text)
+
+
+class TestCreateBattle:
+    async def test_returns_id_and_events_url(self, client, photo_bytes):
+        created = await start_battle(client, photo_bytes)
+        assert len(created["battle_id"]) == 32
+        assert created["events_url"] == f"/api/battles/{created['battle_id']}/events"
+
+    async def test_draws_two_distinct_contenders(self, client, app, photo_bytes):
+        await start_battle(client, photo_bytes)
+        with app.state.sessionmaker() as session:
+            battle = session.scalars(select(Battle)).one()
+            assert {battle.model_a, battle.model_b} == {"model-one", "model-two"}
+            assert battle.status == "pending"
+            assert battle.language == "en"
+
+    async def test_same_photo_is_stored_once(self, client, app, photo_bytes):
+        await start_battle(client, photo_bytes)
+        await start_battle(client, photo_bytes)
+        stored = list(app.state.settings.image_dir.rglob("*.jpg"))
+        assert len(stored) == 1
+
+    async def test_rejects_missing_prompt(self, client, photo_bytes):
+        response = await client.post("/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")})
+        assert response.status_code == 422
+        assert response.json()["error"] == "missing_prompt"
+
+    async def test_rejects_missing_image(self, client):
+        response = await client.post("/api/battles", data={"prompt": "Where is this?"})
+        assert response.status_code == 422
+        assert response.json() == {"error": "missing_image", "message": "Attach a photo in the `image` field."}
+
+    async def test_rejects_pdf_and_stores_nothing(self, client, app):
+        response = await client.post(
+            "/api/battles", files={"image": ("photo.jpg", b"%PDF-1.7\n" + b"0" * 100, "image/jpeg")},
+            data={"prompt": "Where is this?"},
+        )
+        assert response.status_code == 415
+        assert "JPEG" in response.json()["message"]
+        with app.state.sessionmaker() as session:
+            assert session.scalars(select(Battle)).first() is None
+        assert not list(app.state.settings.image_dir.rglob("*.jpg"))
+
+    async def test_rejects_oversized_upload_before_reading_it(self, client, app):
+        too_big = b"\xff\xd8" + b"0" * (app.state.settings.max_upload_bytes + 100_000)
+        response = await client.post(
+            "/api/battles", files={"image": ("big.jpg", too_big, "image/jpeg")}, data={"prompt": "Where?"}
+        )
+        assert response.status_code == 413
+        assert response.json()["error"] == "file_too_large"
+
+
+class TestBattleEvents:
+    async def test_streams_both_sides_then_ready(self, client, app, photo_bytes):
+        battle_id, events = await run_battle(client, photo_bytes)
+        names = [name for name, _ in events]
+        assert names[-2:] == ["ready", "end"]
+        assert events[-1][1] == {"status": "ready"}
+        done = {data["side"]: data for name, data in events if name == "done"}
+        assert set(done) == {"a", "b"}
+        assert "<strong>Paris, France</strong>" in done["a"]["html"]
+        deltas = [data for name, data in events if name == "delta"]
+        assert {d["side"] for d in deltas} == {"a", "b"}
+        with app.state.sessionmaker() as session:
+            battle = session.get(Battle, battle_id)
+            assert battle.status == "ready"
+            responses = session.scalars(select(Response).where(Response.battle_id == battle_id)).all()
+            assert {r.status for r in responses} == {"done"}
+            assert all("Paris" in r.text for r in responses)
+            assert all(r.input_tokens == 812 and r.output_tokens == 57 for r in responses)
+            assert all(r.latency_ms is not None for r in responses)
+
+    async def test_contenders_see_the_prompt_and_clean_image(self, client, openai_server, photo_bytes):
+        _, server = openai_server
+        before = len(server.requests)
+        await run_battle(client, photo_bytes)
+        requests = server.requests[before:]
+        assert len(requests) == 2
+        for body in requests:
+            parts = body["messages"][-1]["content"]
+            assert parts[0] == {"type": "text", "text": "Where was this taken?"}
+            assert parts[1]["image_url"]["url"].startswith("data:image/jpeg;base64,")
+            assert body["stream"] is True
+
+    async def test_second_stream_replays_without_running_again(self, client, openai_server, photo_bytes):
+        _, server = openai_server
+        battle_id, first = await run_battle(client, photo_bytes)
+        calls = len(server.requests)
+        again = parse_sse((await client.get(f"/api/battles/{battle_id}/events")).text)
+        assert len(server.requests) == calls
+        assert [n for n, _ in again][-2:] == ["ready", "end"]
+        final = {d["side"]: d["html"] for n, d in first if n == "done"}
+        assert {d["side"]: d["html"] for n, d in again if n == "done"} == final
+
+    async def test_concurrent_streams_run_contenders_once(self, client, openai_server, photo_bytes):
+        _, server = openai_server
+        created = await start_battle(client, photo_bytes)
+        before = len(server.requests)
+        first, second = await asyncio.gather(client.get(created["events_url"]), client.get(created["events_url"]))
+        assert len(server.requests) - before == 2  # one call per side, not four
+        for body in (first.text, second.text):
+            assert parse_sse(body)[-1] == ("end", {"status": "ready"})
+
+    async def test_unknown_battle_is_404(self, client):
+        response = await client.get("/api/battles/" + "0" * 32 + "/events")
+        assert response.status_code == 404
+        assert response.json()["error"] == "battle_not_found"
+
+
+class TestVote:
+    async def test_vote_reveals_names_and_is_stored_hashed(self, client, app, photo_bytes):
+        battle_id, _ = await run_battle(client, photo_bytes)
+        response = await client.post(f"/api/battles/{battle_id}/vote", json={"choice": "a"})
+        assert response.status_code == 200, response.text
+        reveal = response.json()
+        assert {reveal["model_a"], reveal["model_b"]} == {"model-one", "model-two"}
+        assert reveal["choice"] == "a"
+        with app.state.sessionmaker() as session:
+            vote = session.scalars(select(Vote)).one()
+            assert vote.choice == "a"
+            assert len(vote.voter_hash) == 64 and "127.0.0.1" not in vote.voter_hash
+            assert session.get(Battle, battle_id).status == "voted"
+
+    async def test_second_vote_is_409(self, client, photo_bytes):
+        battle_id, _ = await run_battle(client, photo_bytes)
+        assert (await client.post(f"/api/battles/{battle_id}/vote", json={"choice": "tie"})).status_code == 200
+        again = await client.post(f"/api/battles/{battle_id}/vote", json={"choice": "b"})
+        assert again.status_code == 409
+        assert again.json()["error"] == "already_voted"
+
+    async def test_concurrent_votes_store_exactly_one(self, client, app, photo_bytes):
+        battle_id, _ = await run_battle(client, photo_bytes)
+        url = f"/api/battles/{battle_id}/vote"
+        results = await asyncio.gather(*(client.post(url, json={"choice": c}) for c in ("a", "b", "tie", "both_bad")))
+        statuses = sorted(r.status_code for r in results)
+        assert statuses == [200, 409, 409, 409]
+        with app.state.sessionmaker() as session:
+            assert len(session.scalars(select(Vote)).all()) == 1
+
+    async def test_vote_before_ready_is_409(self, client, photo_bytes):
+        created = await start_battle(client, photo_bytes)
+        response = await client.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "a"})
+        assert response.status_code == 409
+        assert response.json()["error"] == "not_ready"
+
+    async def test_bad_choice_is_422_with_reason(self, client, photo_bytes):
+        battle_id, _ = await run_battle(client, photo_bytes)
+        response = await client.post(f"/api/battles/{battle_id}/vote", json={"choice": "c"})
+        assert response.status_code == 422
+        assert "choice" in response.json()["message"]
+
+    async def test_unknown_battle_is_404(self, client):
+        response = await client.post("/api/battles/" + "f" * 32 + "/vote", json={"choice": "a"})
+        assert response.status_code == 404

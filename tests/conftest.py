@@ -1,0 +1,141 @@
+"""Fixtures shared by the whole suite.
+
+Databases are built the production way, by `alembic upgrade head`: SQLite
+once per session into a template file copied for each test, PostgreSQL once
+per session into a fresh database that each test truncates. PostgreSQL is
+never skipped: if it is unreachable the tests that need it fail, loudly.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+
+from arena.app import create_app
+from arena.config import Settings
+from arena.db.migrate import upgrade
+from arena.db.session import make_engine
+from arena.db.tables import Base
+from tests.servers import serve_in_thread
+from tests.servers.openai_compatible import OpenAICompatibleServer
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
+SAMPLE_DIR = SHARED / "data" / "geobrowse-sample"
+SAMPLE_IMAGES = sorted((SAMPLE_DIR / "images").glob("*.jpg"))
+POSTGRES_ADMIN_URL = os.environ.get(
+    "ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+
+
+# -- databases -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("sqlite-template") / "arena.db"
+    upgrade(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    admin = make_url(POSTGRES_ADMIN_URL)
+    name = f"geoarena_test_{uuid.uuid4().hex[:12]}"
+    dsn = admin.set(drivername="postgresql").render_as_string(hide_password=False)
+    try:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.OperationalError as exc:
+        pytest.fail(f"PostgreSQL is required and unreachable at {admin.render_as_string()}: {exc}")
+    url = admin.set(database=name).render_as_string(hide_password=False)
+    upgrade(url)
+    yield url
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A freshly migrated, empty database of each kind."""
+    if request.param == "sqlite":
+        path = tmp_path / "arena.db"
+        shutil.copy(request.getfixturevalue("sqlite_template"), path)
+        return f"sqlite:///{path}"
+    url: str = request.getfixturevalue("postgres_url")
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        tables = ", ".join(t.name for t in Base.metadata.sorted_tables)
+        conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    engine.dispose()
+    return url
+
+
+# -- model servers ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def openai_server() -> Iterator[tuple[str, OpenAICompatibleServer]]:
+    """A loopback OpenAI-compatible server; yields (base_url ending in /v1, server)."""
+    server = OpenAICompatibleServer()
+    with serve_in_thread(server.app) as url:
+        yield f"{url}/v1", server
+
+
+# -- the app ---------------------------------------------------------------------
+
+
+def write_pool(path: Path, base_url: str, models: dict[str, str], **extra: str) -> Path:
+    """A pool file with one OpenAI-compatible contender per (name -> model)."""
+    lines = []
+    for name, model in models.items():
+        lines += [
+            "[[contenders]]", f'name = "{name}"', 'provider = "openai"', f'base_url = "{base_url}"',
+            f'model = "{model}"', 'api_key_env = "TEST_MODEL_KEY"', "timeout = 10",
+            'options = { stall_timeout = 2 }', "",
+        ]
+    for key, value in extra.items():
+        lines.append(f"{key} = {value}")
+    path.write_text("\n".join(lines))
+    return path
+
+
+@pytest.fixture
+def settings(tmp_path: Path, database_url: str, openai_server: tuple[str, OpenAICompatibleServer]) -> Settings:
+    """Settings for a test arena: its own data dir and database, and a pool of
+    two contenders served by the loopback OpenAI-compatible server."""
+    base_url, _ = openai_server
+    pool = write_pool(tmp_path / "arena.toml", base_url, {"model-one": "echo-one", "model-two": "echo-two"})
+    return Settings(
+        env="test", data_dir=tmp_path / "data", database_url=database_url, config=pool,
+        secret_key="test-secret-key", admin_token="test-admin-token-0123456789", battle_timeout=20,
+    )
+
+
+@pytest.fixture
+async def app(settings: Settings):  # type: ignore[no-untyped-def]
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture
+async def client(app) -> AsyncIterator[httpx.AsyncClient]:  # type: ignore[no-untyped-def]
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+        yield c
+
+
+@pytest.fixture
+def photo_bytes() -> bytes:
+    """A real photo from the GeoBrowse sample."""
+    return (SAMPLE_DIR / "images" / "level1-1.jpg").read_bytes()
