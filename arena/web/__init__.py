@@ -1,0 +1,1 @@
+"""Server-rendered pages of the arena (Jinja2 templates under `templates/`)."""

@@ -1,0 +1,458 @@
+// The arena page: pick a photo, ask, stream two anonymous answers, vote, reveal.
+// Vanilla JS, no build step. Only the server-sanitised `html` of delta/done
+// events is ever assigned to innerHTML; everything else goes through textContent.
+(function () {
+  "use strict";
+
+  const root = document.getElementById("arena");
+  if (!root) return;
+
+  const MAX_BYTES = Number(root.dataset.maxBytes);
+  const MAX_MB = root.dataset.maxMb;
+  const ACCEPTED = (root.dataset.accepted || "").split(",").filter(Boolean);
+  const ACCEPTED_LABEL = root.dataset.acceptedLabel || "JPEG, PNG or WebP";
+
+  const form = document.getElementById("battle-form");
+  const input = document.getElementById("photo-input");
+  const dropzone = document.getElementById("dropzone");
+  const dropzoneTitle = document.getElementById("dropzone-title");
+  const preview = document.getElementById("photo-preview");
+  const prompt = document.getElementById("prompt");
+  const formError = document.getElementById("form-error");
+  const submit = document.getElementById("submit");
+  const battleSection = document.getElementById("battle");
+  const questionPhoto = document.getElementById("question-photo");
+  const questionPrompt = document.getElementById("question-prompt");
+  const verdictNote = document.getElementById("verdict-note");
+  const voteButtons = Array.from(document.querySelectorAll("[data-choice]"));
+  const newBattleButton = document.getElementById("new-battle");
+
+  const CHOICE_WORDS = {
+    a: "Model A is better",
+    b: "Model B is better",
+    tie: "It's a tie",
+    both_bad: "Both are bad",
+  };
+  const CONFLICT_WORDS = {
+    already_voted: "This battle already has a vote; each battle takes one.",
+    not_ready: "Both answers must finish before you can vote.",
+    side_failed: "One of the models failed, so this battle cannot be voted on.",
+  };
+
+  let photo = null; // the File chosen for the next battle
+  let photoUrl = null; // its object URL, for the preview
+  let battle = null; // {id, source, sides: {a, b}, failed, ready, startedAt}
+
+  // ---- photo: picker, drag-and-drop, paste ----------------------------------
+
+  input.addEventListener("change", () => {
+    if (input.files && input.files[0]) choosePhoto(input.files[0]);
+  });
+
+  ["dragenter", "dragover"].forEach((type) =>
+    dropzone.addEventListener(type, (event) => {
+      event.preventDefault();
+      dropzone.classList.add("is-dragging");
+    })
+  );
+  ["dragleave", "dragend"].forEach((type) =>
+    dropzone.addEventListener(type, () => dropzone.classList.remove("is-dragging"))
+  );
+  dropzone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    dropzone.classList.remove("is-dragging");
+    const file = event.dataTransfer && event.dataTransfer.files[0];
+    if (file) choosePhoto(file);
+  });
+  // A photo dropped next to the zone should not navigate away from the page.
+  window.addEventListener("dragover", (event) => event.preventDefault());
+  window.addEventListener("drop", (event) => event.preventDefault());
+
+  document.addEventListener("paste", (event) => {
+    if (!battleSection.hidden) return;
+    const items = event.clipboardData ? Array.from(event.clipboardData.files) : [];
+    const image = items.find((file) => file.type.startsWith("image/"));
+    if (image) choosePhoto(image);
+  });
+
+  function choosePhoto(file) {
+    const problem = checkPhoto(file);
+    if (problem) {
+      showFormError(problem);
+      return;
+    }
+    hideFormError();
+    photo = file;
+    if (photoUrl) URL.revokeObjectURL(photoUrl);
+    photoUrl = URL.createObjectURL(file);
+    preview.src = photoUrl;
+    preview.hidden = false;
+    dropzone.classList.add("has-photo");
+    dropzoneTitle.textContent = file.name ? `${file.name} (${formatMB(file.size)})` : "Your photo";
+  }
+
+  // Mirrors the server's checks so a person learns early; the server decides.
+  function checkPhoto(file) {
+    if (file.size === 0) return "This file is empty. Choose a photo.";
+    // Some browsers give no type (e.g. HEIC); let the server judge those by content.
+    if (file.type && ACCEPTED.length && !ACCEPTED.includes(file.type)) {
+      return `“${file.name}” is not a photo we can read (${file.type}). Use a ${ACCEPTED_LABEL} image.`;
+    }
+    if (MAX_BYTES && file.size > MAX_BYTES) {
+      return `This photo is ${formatMB(file.size)}; the limit is ${MAX_MB} MB.`;
+    }
+    return null;
+  }
+
+  function formatMB(bytes) {
+    return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+  }
+
+  // ---- prompt examples ------------------------------------------------------
+
+  document.querySelectorAll("[data-example]").forEach((button) =>
+    button.addEventListener("click", () => {
+      prompt.value = button.textContent.trim();
+      prompt.focus();
+    })
+  );
+
+  // ---- start a battle -------------------------------------------------------
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const question = prompt.value.trim();
+    if (!photo) return showFormError("Choose a photo first.", input);
+    if (!question) return showFormError("Type a question about the photo.", prompt);
+    hideFormError();
+
+    const body = new FormData();
+    body.append("image", photo, photo.name || "photo");
+    body.append("prompt", question);
+    setBusy(true);
+    let response;
+    let data;
+    try {
+      response = await fetch("/api/battles", { method: "POST", body });
+      data = await readJson(response);
+    } catch (err) {
+      setBusy(false);
+      return showFormError("The arena could not be reached. Check your connection and try again.");
+    }
+    setBusy(false);
+    if (!response.ok) return showFormError(serverMessage(response, data));
+    startBattle(data.battle_id, data.events_url, question);
+  });
+
+  function setBusy(busy) {
+    submit.disabled = busy;
+    submit.textContent = busy ? "Uploading…" : "Start battle";
+    form.setAttribute("aria-busy", String(busy));
+  }
+
+  function startBattle(id, eventsUrl, question) {
+    form.hidden = true;
+    battleSection.hidden = false;
+    root.classList.add("is-battling");
+    questionPhoto.src = photoUrl;
+    questionPrompt.textContent = question;
+    battle = {
+      id,
+      source: new EventSource(eventsUrl),
+      sides: { a: paneOf("a"), b: paneOf("b") },
+      failed: false,
+      ready: false,
+      ended: false,
+      startedAt: performance.now(),
+      voted: false,
+    };
+    for (const side of Object.values(battle.sides)) setStatus(side, "Thinking…", "thinking");
+    listen(battle);
+    battleSection.scrollIntoView({ behavior: "smooth", block: "start" });
+  }
+
+  function paneOf(side) {
+    const pane = document.getElementById(`pane-${side}`);
+    return {
+      pane,
+      name: pane.querySelector('[data-role="name"]'),
+      status: pane.querySelector('[data-role="status"]'),
+      answer: pane.querySelector('[data-role="answer"]'),
+      trajectory: pane.querySelector('[data-role="trajectory"]'),
+      state: "thinking",
+    };
+  }
+
+  // ---- the event stream -----------------------------------------------------
+
+  function listen(current) {
+    const source = current.source;
+    const sideOf = (data) => current.sides[data.side];
+
+    on(source, "delta", (data) => {
+      const side = sideOf(data);
+      if (!side) return;
+      side.answer.innerHTML = data.html; // sanitised by the server
+      if (side.state !== "streaming") setStatus(side, "Streaming…", "streaming");
+    });
+    on(source, "step", (data) => {
+      const side = sideOf(data);
+      if (side) renderStep(side, data);
+    });
+    on(source, "done", (data) => {
+      const side = sideOf(data);
+      if (!side) return;
+      side.answer.innerHTML = data.html; // sanitised by the server
+      const seconds = Number(data.latency_ms) / 1000;
+      setStatus(side, isFinite(seconds) ? `Done in ${seconds.toFixed(1)} s` : "Done", "done");
+    });
+    on(source, "ready", () => {
+      if (current.failed || current.voted) return;
+      current.ready = true;
+      voteButtons.forEach((button) => (button.disabled = false));
+      verdictNote.textContent = "Both answers are in. Which one is better?";
+    });
+    on(source, "end", (data) => {
+      current.ended = true;
+      source.close();
+      if (current.voted || current.ready) return;
+      if (current.failed) return;
+      const status = data && data.status;
+      if (status === "voted") {
+        failBattle(current, "This battle has already been voted on.");
+      } else if (status !== "ready") {
+        failBattle(current, "This battle ended before both answers were done, so it cannot be voted on.");
+      }
+    });
+
+    // `error` is both a server event (with JSON data) and EventSource's own
+    // connection-failure signal (no data); tell them apart.
+    source.addEventListener("error", (event) => {
+      if (typeof event.data === "string" && event.data) {
+        if (battle !== current) return;
+        const data = parseJson(event.data);
+        const side = data && sideOf(data);
+        const message = (data && data.message) || "This model failed to answer.";
+        if (side) setStatus(side, `Error: ${message}`, "error");
+        const label = side ? `Model ${data.side.toUpperCase()}` : "A model";
+        failBattle(current, `${label} failed, so this battle cannot be voted on.`);
+        return;
+      }
+      if (current.ended || battle !== current) return;
+      if (source.readyState === EventSource.CLOSED) {
+        for (const side of Object.values(current.sides)) {
+          if (side.state === "thinking" || side.state === "streaming") {
+            setStatus(side, "Error: the connection was lost", "error");
+          }
+        }
+        failBattle(current, "The connection to the arena was lost, so this battle cannot be voted on.");
+      }
+      // Otherwise the browser reconnects by itself and the server replays.
+    });
+  }
+
+  function on(source, type, handler) {
+    source.addEventListener(type, (event) => {
+      if (battle === null || battle.source !== source) return; // a stale battle
+      handler(parseJson(event.data) || {});
+    });
+  }
+
+  function parseJson(text) {
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      return null;
+    }
+  }
+
+  function setStatus(side, text, state) {
+    side.state = state;
+    side.status.textContent = text;
+    side.pane.dataset.state = state;
+    side.pane.setAttribute("aria-busy", String(state === "thinking" || state === "streaming"));
+  }
+
+  // GATE tool steps: drawn by trajectory.js when it is loaded, else as plain text.
+  function renderStep(side, step) {
+    side.trajectory.hidden = false;
+    const renderer = window.GeoArenaTrajectory;
+    if (renderer && typeof renderer.renderStep === "function") {
+      try {
+        renderer.renderStep(side.trajectory, step);
+        return;
+      } catch (err) {
+        console.error("trajectory.js could not render a step", err);
+      }
+    }
+    const line = document.createElement("p");
+    line.className = "trajectory__fallback";
+    line.textContent = `${step.ok === false ? "✗" : "✓"} ${step.tool || "tool"}`;
+    side.trajectory.appendChild(line);
+  }
+
+  function failBattle(current, message) {
+    if (current.failed) return;
+    current.failed = true;
+    voteButtons.forEach((button) => (button.disabled = true));
+    verdictNote.textContent = `${message} Start a new battle to try again.`;
+    verdictNote.classList.add("is-error");
+    newBattleButton.hidden = false;
+  }
+
+  // ---- vote and reveal ------------------------------------------------------
+
+  voteButtons.forEach((button) =>
+    button.addEventListener("click", () => castVote(button.dataset.choice, button))
+  );
+
+  async function castVote(choice, button) {
+    const current = battle;
+    if (!current || !current.ready || current.voted) return;
+    voteButtons.forEach((b) => (b.disabled = true));
+    verdictNote.textContent = "Sending your vote…";
+    let response;
+    let data;
+    try {
+      response = await fetch(`/api/battles/${encodeURIComponent(current.id)}/vote`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ choice }),
+      });
+      data = await readJson(response);
+    } catch (err) {
+      voteButtons.forEach((b) => (b.disabled = false));
+      verdictNote.textContent = "Your vote could not be sent. Check your connection and try again.";
+      return;
+    }
+    if (battle !== current) return;
+    if (response.ok) return reveal(current, data, button);
+    if (response.status === 409) {
+      current.voted = data && data.error === "already_voted";
+      const words = (data && CONFLICT_WORDS[data.error]) || serverMessage(response, data);
+      verdictNote.textContent = `${words} Start a new battle to keep going.`;
+      newBattleButton.hidden = false;
+      newBattleButton.focus();
+      return;
+    }
+    verdictNote.textContent = serverMessage(response, data);
+    if (response.status >= 500) voteButtons.forEach((b) => (b.disabled = false));
+    else newBattleButton.hidden = false;
+  }
+
+  function reveal(current, data, button) {
+    current.voted = true;
+    button.classList.add("is-chosen");
+    button.setAttribute("aria-pressed", "true");
+    const names = {};
+    for (const key of ["a", "b"]) {
+      const side = current.sides[key];
+      const name = data[`model_${key}`] || "unknown";
+      names[key] = name;
+      side.name.textContent = "";
+      side.name.append(" · ", nameTag(name));
+      if (data[`label_${key}`]) side.name.append(badge(data[`label_${key}`], "label"));
+      if (data[`gate_${key}`]) side.name.append(badge("GATE", "gate"));
+      side.name.hidden = false;
+      side.pane.classList.add("is-revealed");
+    }
+    const chosen = data.choice || button.dataset.choice;
+    if (chosen === "a" || chosen === "b") current.sides[chosen].pane.classList.add("is-winner");
+    verdictNote.classList.remove("is-error");
+    verdictNote.textContent =
+      `Thanks! You voted: ${CHOICE_WORDS[chosen] || chosen}. ` +
+      `Model A was ${names.a}; Model B was ${names.b}.`;
+    newBattleButton.hidden = false;
+    newBattleButton.focus();
+  }
+
+  function nameTag(name) {
+    const tag = document.createElement("strong");
+    tag.className = "model-name";
+    tag.textContent = name;
+    return tag;
+  }
+
+  function badge(text, kind) {
+    const tag = document.createElement("span");
+    tag.className = `badge badge--${kind}`;
+    tag.textContent = text;
+    return tag;
+  }
+
+  // ---- new battle -----------------------------------------------------------
+
+  newBattleButton.addEventListener("click", resetPage);
+
+  function resetPage() {
+    if (battle && battle.source) battle.source.close();
+    battle = null;
+    for (const key of ["a", "b"]) {
+      const side = paneOf(key);
+      side.answer.textContent = "";
+      side.trajectory.textContent = "";
+      side.trajectory.hidden = true;
+      side.name.textContent = "";
+      side.name.hidden = true;
+      side.pane.classList.remove("is-revealed", "is-winner");
+      setStatus(side, "Waiting", "waiting");
+    }
+    voteButtons.forEach((button) => {
+      button.disabled = true;
+      button.classList.remove("is-chosen");
+      button.removeAttribute("aria-pressed");
+    });
+    verdictNote.classList.remove("is-error");
+    verdictNote.textContent = "Voting opens when both answers are done.";
+    newBattleButton.hidden = true;
+    questionPhoto.removeAttribute("src");
+    questionPrompt.textContent = "";
+
+    photo = null;
+    if (photoUrl) URL.revokeObjectURL(photoUrl);
+    photoUrl = null;
+    form.reset();
+    preview.hidden = true;
+    preview.removeAttribute("src");
+    dropzone.classList.remove("has-photo");
+    dropzoneTitle.textContent = "Drop a photo here";
+    hideFormError();
+
+    battleSection.hidden = true;
+    root.classList.remove("is-battling");
+    form.hidden = false;
+    window.scrollTo({ top: 0 });
+    input.focus();
+  }
+
+  // ---- helpers --------------------------------------------------------------
+
+  async function readJson(response) {
+    const text = await response.text();
+    return parseJson(text);
+  }
+
+  // The server's own words when it gave any (`message`, or FastAPI's `detail`).
+  function serverMessage(response, data) {
+    if (data && typeof data.message === "string" && data.message) return data.message;
+    if (data && typeof data.detail === "string" && data.detail) return data.detail;
+    if (data && Array.isArray(data.detail) && data.detail[0] && data.detail[0].msg) {
+      return `The request was refused: ${data.detail[0].msg}.`;
+    }
+    if (response.status === 413) return `This photo is too large; the limit is ${MAX_MB} MB.`;
+    if (response.status === 404) return "This battle no longer exists.";
+    if (response.status >= 500) return "The arena hit an error. Please try again in a moment.";
+    return `The request was refused (HTTP ${response.status}).`;
+  }
+
+  function showFormError(message, focusTarget) {
+    formError.textContent = message;
+    formError.hidden = false;
+    if (focusTarget) focusTarget.focus();
+  }
+
+  function hideFormError() {
+    formError.textContent = "";
+    formError.hidden = true;
+  }
+})();
