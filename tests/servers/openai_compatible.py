@@ -32,6 +32,7 @@ class OpenAICompatibleServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.cut_off = 0  # streams whose client went away before the end
         self.app = Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"])])
 
     async def chat(self, request: Request) -> Response:
@@ -45,7 +46,17 @@ class OpenAICompatibleServer:
                 {"error": {"message": f"simulated failure {status}", "type": "server_error", "code": None}},
                 status_code=status,
             )
-        return StreamingResponse(self._stream(model, body), media_type="text/event-stream")
+        return StreamingResponse(self._watched(self._stream(model, body)), media_type="text/event-stream")
+
+    async def _watched(self, stream: AsyncIterator[str]) -> AsyncIterator[str]:
+        finished = False
+        try:
+            async for chunk in stream:
+                yield chunk
+            finished = True
+        finally:
+            if not finished:
+                self.cut_off += 1
 
     async def _stream(self, model: str, body: dict[str, Any]) -> AsyncIterator[str]:
         prompt = _user_text(body)

@@ -1,0 +1,85 @@
+"""Battles whose contenders fail, stall or lose their watcher."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from arena.app import create_app
+from arena.config import Settings
+from arena.db.session import make_engine, make_sessionmaker
+from arena.db.tables import Battle, Response
+from tests.battles.test_flow import parse_sse, start_battle
+from tests.conftest import write_pool
+from tests.servers import serve_in_thread
+
+
+def arena_settings(tmp_path, database_url, base_url, models, **overrides) -> Settings:
+    pool = write_pool(tmp_path / "arena.toml", base_url, models)
+    return Settings(env="test", data_dir=tmp_path / "data", database_url=database_url, config=pool,
+                    secret_key="test-secret-key", **overrides)
+
+
+@pytest.fixture
+def settings(tmp_path, database_url, openai_server):
+    """A pool where one side always fails with HTTP 500."""
+    return arena_settings(tmp_path, database_url, openai_server[0], {"good": "echo-good", "bad": "error-500"})
+
+
+class TestFailedSide:
+    async def test_error_is_shown_and_battle_cannot_be_voted(self, client, app, photo_bytes):
+        created = await start_battle(client, photo_bytes)
+        events = parse_sse((await client.get(created["events_url"])).text)
+        errors = [data for name, data in events if name == "error"]
+        assert len(errors) == 1 and "HTTP 500 (server error): simulated failure 500" in errors[0]["message"]
+        assert "ready" not in [name for name, _ in events]
+        assert events[-1] == ("end", {"status": "failed"})
+        vote = await client.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "a"})
+        assert vote.status_code == 409 and vote.json()["error"] == "side_failed"
+        with app.state.sessionmaker() as session:
+            statuses = {r.contender: (r.status, r.error) for r in session.scalars(select(Response))}
+        assert statuses["good"][0] == "done"
+        assert statuses["bad"][0] == "error" and "500" in statuses["bad"][1]
+
+
+class TestAbandonedBattle:
+    async def test_disconnect_cancels_upstream_and_marks_abandoned(self, tmp_path, database_url, openai_server,
+                                                                   photo_bytes):
+        settings = arena_settings(tmp_path, database_url, openai_server[0],
+                                  {"slow-one": "slow-one", "slow-two": "slow-two"})
+        cut_off_before = openai_server[1].cut_off
+        # A real server: the disconnect must travel over a real socket.
+        with serve_in_thread(create_app(settings)) as url:
+            async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+                created = await start_battle(client, photo_bytes)
+                async with client.stream("GET", created["events_url"]) as events:
+                    async for line in events.aiter_lines():
+                        if line.startswith("event: delta"):
+                            break  # an answer is streaming: walk away
+            sessions = make_sessionmaker(make_engine(settings.resolved_database_url))
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                with sessions() as session:
+                    battle = session.get(Battle, created["battle_id"])
+                    if battle.status == "abandoned":
+                        break
+                await asyncio.sleep(0.1)
+            with sessions() as session:
+                assert session.get(Battle, created["battle_id"]).status == "abandoned"
+                responses = session.scalars(select(Response)).all()
+                assert {r.status for r in responses} == {"abandoned"}
+                assert any(r.text for r in responses)  # the partial answer is kept for the record
+            # both upstream calls were cancelled (the model server notices at its next write)
+            deadline = time.monotonic() + 5
+            while openai_server[1].cut_off - cut_off_before < 2 and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            assert openai_server[1].cut_off - cut_off_before == 2
+            async with httpx.AsyncClient(base_url=url) as client:
+                vote = await client.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "a"})
+                assert vote.status_code == 409
+                replay = parse_sse((await client.get(created["events_url"])).text)
+                assert replay[-1] == ("end", {"status": "abandoned"})
