@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import httpx
@@ -57,9 +58,12 @@ class TestAbandonedBattle:
             async with httpx.AsyncClient(base_url=url, timeout=10) as client:
                 created = await start_battle(client, photo_bytes)
                 async with client.stream("GET", created["events_url"]) as events:
+                    streaming: set[str] = set()
                     async for line in events.aiter_lines():
-                        if line.startswith("event: delta"):
-                            break  # an answer is streaming: walk away
+                        if line.startswith("data: ") and '"side"' in line:
+                            streaming.add(json.loads(line.removeprefix("data: "))["side"])
+                        if streaming == {"a", "b"}:
+                            break  # both answers are streaming: walk away
             sessions = make_sessionmaker(make_engine(settings.resolved_database_url))
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
