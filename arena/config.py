@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SECRET = "change-me-development-only"
@@ -43,9 +43,9 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:
-        if self.env == "production" and self.secret_key == DEFAULT_SECRET:
+        if self.env == "production" and (self.secret_key == DEFAULT_SECRET or len(self.secret_key) < 16):
             raise ValueError(
-                "ARENA_SECRET_KEY is at its development default; set a long random "
+                "ARENA_SECRET_KEY is unset, short or at its development default; set a long random "
                 "value (e.g. `python -c 'import secrets; print(secrets.token_hex(32))'`)"
             )
         if self.env == "production" and self.admin_token and len(self.admin_token) < 16:
@@ -133,11 +133,19 @@ OFFLINE_POOL: list[dict[str, Any]] = [
 
 def load_pool(path: Path) -> PoolConfig:
     """Read the pool file; without one, the offline pool of baselines."""
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory; the pool file must be a TOML file (see arena.example.toml)")
     if not path.exists():
         return PoolConfig(contenders=[ContenderConfig(**c) for c in OFFLINE_POOL])
-    with path.open("rb") as f:
-        data = tomllib.load(f)
-    pool = PoolConfig.model_validate(data)
+    try:
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML ({exc})") from None
+    try:
+        pool = PoolConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     if len([c for c in pool.contenders if c.weight > 0]) < 2:
         raise ValueError(f"{path}: a battle needs at least two contenders with weight > 0")
     return pool
