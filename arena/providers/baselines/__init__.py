@@ -1,0 +1,34 @@
+"""Offline baseline contenders: the default pool, working with no keys and no network.
+
+A pool entry `provider = "baseline"`, `model = "ocr-geolocator"` builds
+`OcrGeolocator`; `gate = true` makes it read GATE's fixed-policy views and
+show them as tool steps. `options` may tune `min_confidence`, `prior_weight`,
+`use_question` and `top`.
+"""
+
+from __future__ import annotations
+
+from arena.config import ContenderConfig
+from arena.providers.baselines.geolocator import GeolocatorOptions, OcrGeolocator, merge_lines
+from arena.providers.baselines.ocr import OcrEngine, OcrLine, shared_engine
+from arena.providers.registry import ProviderDeps, register_contender
+
+BASELINE_MODELS = ("ocr-geolocator",)
+
+__all__ = ["GeolocatorOptions", "OcrEngine", "OcrGeolocator", "OcrLine", "build_baseline", "merge_lines", "shared_engine"]
+
+
+@register_contender("baseline")
+def build_baseline(cfg: ContenderConfig, deps: ProviderDeps) -> OcrGeolocator:
+    """Build a baseline contender from its pool entry."""
+    if cfg.model not in BASELINE_MODELS:
+        raise ValueError(
+            f"contender {cfg.name!r}: unknown baseline model {cfg.model!r} (known: {', '.join(BASELINE_MODELS)})"
+        )
+    return OcrGeolocator(
+        name=cfg.name,
+        engine=shared_engine(),
+        images=deps.images,
+        gate=cfg.gate,
+        options=GeolocatorOptions.from_options(cfg.options),
+    )
