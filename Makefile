@@ -7,8 +7,8 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 # Debian packages the tests need: the browser for the page tests, bubblewrap
-# for GATE's code sandbox, PostgreSQL's tools to start the server.
-DEBIAN_PACKAGES := chromium bubblewrap
+# for GATE's code sandbox, docker-compose to check the compose file.
+DEBIAN_PACKAGES := chromium bubblewrap docker-compose
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test install system-deps postgres bench clean

@@ -1,0 +1,66 @@
+"""Settings from the environment and the pool file."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.config import DEFAULT_SECRET, Settings, load_pool
+
+
+class TestSettings:
+    def test_environment_prefix(self, monkeypatch, tmp_path):
+        monkeypatch.setenv("ARENA_DATA_DIR", str(tmp_path))
+        monkeypatch.setenv("ARENA_MAX_UPLOAD_BYTES", "1000")
+        settings = Settings()
+        assert settings.data_dir == tmp_path and settings.max_upload_bytes == 1000
+        assert settings.resolved_database_url == f"sqlite:///{tmp_path.resolve()}/arena.db"
+
+    def test_default_secret_refused_in_production(self):
+        with pytest.raises(ValueError, match="ARENA_SECRET_KEY"):
+            Settings(env="production", secret_key=DEFAULT_SECRET)
+        with pytest.raises(ValueError, match="ARENA_SECRET_KEY"):
+            Settings(env="production", secret_key="short")
+        assert Settings(env="production", secret_key="x" * 32).secret_key == "x" * 32
+
+    def test_default_secret_allowed_in_development(self):
+        assert Settings(env="development").secret_key == DEFAULT_SECRET
+
+
+class TestPoolFile:
+    def test_no_file_means_the_offline_pool(self, tmp_path):
+        pool = load_pool(tmp_path / "missing.toml")
+        assert [c.name for c in pool.contenders] == ["ocr-geolocator", "ocr-geolocator+gate"]
+        assert all(c.label == "baseline" for c in pool.contenders)
+
+    def test_reads_contenders(self, tmp_path):
+        path = tmp_path / "arena.toml"
+        path.write_text(
+            '[[contenders]]\nname = "gpt-4o"\nprovider = "openai"\nbase_url = "https://api.openai.com/v1"\n'
+            'model = "gpt-4o"\napi_key_env = "OPENAI_API_KEY"\nweight = 2\nmax_tokens = 800\n\n'
+            '[[contenders]]\nname = "gpt-4o+gate"\nprovider = "openai"\nbase_url = "https://api.openai.com/v1"\n'
+            'model = "gpt-4o"\ngate = true\n'
+        )
+        pool = load_pool(path)
+        first, second = pool.contenders
+        assert (first.weight, first.max_tokens, first.gate, second.gate) == (2, 800, False, True)
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            ("[[contenders]\nname=", "not valid TOML"),
+            ('[[contenders]]\nname = "a"\nprovider = "openai"\nbogus = 1\n', "bogus"),
+            ('[[contenders]]\nname = "a"\nprovider = "openai"\n', "at least two contenders"),
+            ('[[contenders]]\nname = "a"\nprovider = "openai"\n[[contenders]]\nname = "a"\nprovider = "openai"\n',
+             "repeated: a"),
+            ('[[contenders]]\nname = "a"\nprovider = "openai"\nweight = -1\n', "weight"),
+        ],
+    )
+    def test_mistakes_are_named(self, tmp_path, text, message):
+        path = tmp_path / "arena.toml"
+        path.write_text(text)
+        with pytest.raises(ValueError, match=message):
+            load_pool(path)
+
+    def test_a_directory_is_not_a_pool_file(self, tmp_path):
+        with pytest.raises(ValueError, match="is a directory"):
+            load_pool(tmp_path)
