@@ -49,7 +49,7 @@ MAX_OBSERVATION_CHARS = 8000  # what the model reads of one observation
 MAX_SUMMARY_CHARS = 600  # what the voter reads of one observation
 MAX_THOUGHT_CHARS = 800
 FINAL_MARKER = re.compile(r"(?i)final answer(?:\*\*|__)?\s*[:：](?:\*\*|__)?[ \t]*\n?")
-ACTION_MARKER = re.compile(r"(?im)^[ \t>*_#]*action[*_]*\s*[:：]\s*")
+ACTION_MARKER = re.compile(r"(?im)(?:^|(?<=[\s>*_#.]))action[*_]*\s*[:：]\s*")
 
 
 def build_gate_contender(cfg: ContenderConfig, model: ChatModel, deps: ProviderDeps) -> GateContender:
@@ -330,7 +330,7 @@ def parse_action(text: str, ordinal: int = 0) -> tuple[str, ToolCall | None, str
     match = ACTION_MARKER.search(text)
     if not match:
         return text, None, ""
-    thought = text[: match.start()].strip()
+    thought = text[: match.start()].rstrip(" \t\n*_#>").strip()
     rest = text[match.end():]
     brace = rest.find("{")
     if brace < 0:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import io
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
-SAMPLE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "geobrowse-sample" / "images"
-if not SAMPLE.exists():  # CI clones next to a copy of shared/
-    SAMPLE = Path("/work/shared/data/geobrowse-sample/images")
+from arena.providers.base import ContenderImage
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared")) / "data" / "geobrowse-sample" / "images"
 
 
 def photo(name: str) -> Image.Image:
@@ -17,8 +21,15 @@ def photo(name: str) -> Image.Image:
         return im.convert("RGB")
 
 
+def contender_photo(name: str) -> ContenderImage:
+    im = photo(name)
+    buf = io.BytesIO()
+    im.save(buf, format="JPEG", quality=90)
+    return ContenderImage(buf.getvalue(), im.width, im.height)
+
+
 @pytest.fixture
-def load_photo():
+def load_photo() -> Callable[[str], Image.Image]:
     """Open any sample photo by file name."""
     return photo
 
@@ -33,3 +44,8 @@ def street() -> Image.Image:
 def town() -> Image.Image:
     """A hillside town under an overcast sky, blue roofs, mountains."""
     return photo("level1-55.jpg")
+
+
+@pytest.fixture
+def street_jpeg() -> ContenderImage:
+    return contender_photo("level1-1.jpg")
