@@ -88,8 +88,18 @@
     preview.src = photoUrl;
     preview.hidden = false;
     dropzone.classList.add("has-photo");
-    dropzoneTitle.textContent = file.name ? `${file.name} (${formatMB(file.size)})` : "Your photo";
+    dropzoneTitle.textContent = file.name ? `${file.name} (${formatSize(file.size)})` : "Your photo";
   }
+
+  // The browser may not decode every photo the server does (HEIC, say):
+  // drop the broken preview and leave the verdict to the server.
+  questionPhoto.addEventListener("error", () => (questionPhoto.hidden = true));
+  preview.addEventListener("error", () => {
+    if (!photo) return;
+    preview.hidden = true;
+    preview.removeAttribute("src");
+    dropzoneTitle.textContent = `${photo.name || "Your photo"} (${formatSize(photo.size)}, no preview)`;
+  });
 
   // Mirrors the server's checks so a person learns early; the server decides.
   function checkPhoto(file) {
@@ -99,12 +109,13 @@
       return `“${file.name}” is not a photo we can read (${file.type}). Use a ${ACCEPTED_LABEL} image.`;
     }
     if (MAX_BYTES && file.size > MAX_BYTES) {
-      return `This photo is ${formatMB(file.size)}; the limit is ${MAX_MB} MB.`;
+      return `This photo is ${formatSize(file.size)}; the limit is ${MAX_MB} MB.`;
     }
     return null;
   }
 
-  function formatMB(bytes) {
+  function formatSize(bytes) {
+    if (bytes < 1024 * 1024) return `${Math.max(1, Math.round(bytes / 1024))} KB`;
     return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
   }
 
@@ -154,6 +165,7 @@
     form.hidden = true;
     battleSection.hidden = false;
     root.classList.add("is-battling");
+    questionPhoto.hidden = false;
     questionPhoto.src = photoUrl;
     questionPrompt.textContent = question;
     battle = {
@@ -285,10 +297,23 @@
         console.error("trajectory.js could not render a step", err);
       }
     }
-    const line = document.createElement("p");
-    line.className = "trajectory__fallback";
-    line.textContent = `${step.ok === false ? "✗" : "✓"} ${step.tool || "tool"}`;
-    side.trajectory.appendChild(line);
+    fallbackStep(side.trajectory, step);
+  }
+
+  // Without trajectory.js: one collapsed line per battle side, tool names as text.
+  function fallbackStep(container, step) {
+    let details = container.querySelector("details.trajectory__fallback");
+    if (!details) {
+      details = document.createElement("details");
+      details.className = "trajectory__fallback";
+      details.append(document.createElement("summary"), document.createElement("ol"));
+      container.appendChild(details);
+    }
+    const item = document.createElement("li");
+    item.textContent = `${step.tool || "tool"}${step.ok === false ? " (failed)" : ""}`;
+    details.querySelector("ol").appendChild(item);
+    const count = details.querySelectorAll("li").length;
+    details.querySelector("summary").textContent = `${count} tool step${count === 1 ? "" : "s"}`;
   }
 
   function failBattle(current, message) {

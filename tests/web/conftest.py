@@ -1,0 +1,131 @@
+"""Fixtures for browser tests: the real arena served by `arena serve` in a
+subprocess, and Debian's headless Chromium driven by Playwright.
+
+Chromium is never downloaded and never optional: CI must run the browser
+tests, so a missing browser fails them with the command that installs it.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
+SAMPLE_IMAGES = SHARED / "data" / "geobrowse-sample" / "images"
+SCREENSHOTS = ROOT / "screenshots"
+CHROMIUM = Path(os.environ.get("GEOARENA_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+SERVER_START_TIMEOUT = 90.0  # seconds: `arena serve` migrates the database and builds the pool first
+
+
+@dataclass(frozen=True)
+class ArenaServer:
+    url: str
+    data_dir: Path
+    log: Path
+
+    @property
+    def database(self) -> Path:
+        return self.data_dir / "arena.db"
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+@pytest.fixture(scope="session")
+def arena_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArenaServer]:
+    """`arena serve` on a free loopback port, SQLite in a temporary data dir,
+    and the offline pool (the pool file named does not exist)."""
+    base = tmp_path_factory.mktemp("arena-server")
+    port = _free_port()
+    arena = Path(sys.executable).with_name("arena")
+    if not arena.exists():
+        pytest.fail(f"the `arena` console script is missing next to {sys.executable}; run `make test`")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env |= {
+        "ARENA_DATA_DIR": str(base / "data"),
+        "ARENA_CONFIG": str(base / "no-pool.toml"),
+        "ARENA_ENV": "test",
+        "ARENA_SECRET_KEY": secrets.token_hex(16),
+    }
+    server = ArenaServer(f"http://127.0.0.1:{port}", base / "data", base / "server.log")
+    with server.log.open("wb") as log:
+        process = subprocess.Popen(
+            [str(arena), "serve", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_until_serving(server, process)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[object]:
+    """Debian's Chromium, headless, through Playwright's sync API.
+
+    Module-scoped on purpose: the sync API keeps an event loop running while
+    it is open, and pytest-asyncio cannot run async tests beside it."""
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}. The browser test needs Debian's chromium: "
+            "`apt-get install -y chromium` (or set GEOARENA_CHROMIUM to its path). "
+            "It is not skipped on purpose: CI must run it."
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="session")
+def sample_photo() -> Path:
+    """A real photo from the GeoBrowse sample in the shared data dir."""
+    photo = SAMPLE_IMAGES / "level1-1.jpg"
+    if not photo.exists():
+        pytest.fail(f"sample photo missing: {photo} (set GEOARENA_SHARED to the shared dir)")
+    return photo
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_until_serving(server: ArenaServer, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"`arena serve` exited with {process.returncode}:\n{server.log_tail()}")
+        try:
+            if httpx.get(server.url + "/", timeout=2, trust_env=False).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.25)
+    pytest.fail(f"`arena serve` did not answer within {SERVER_START_TIMEOUT:.0f} s:\n{server.log_tail()}")

@@ -1,0 +1,121 @@
+"""The arena in a real browser against the real server: upload a photo, ask,
+wait for both offline contenders, vote, see the reveal, start again."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.web.conftest import SCREENSHOTS, ArenaServer
+
+pytestmark = pytest.mark.browser
+
+ANSWER_TIMEOUT_MS = 150_000  # both offline contenders OCR the photo on a shared CI core
+OFFLINE_POOL = {"ocr-geolocator", "ocr-geolocator+gate"}
+
+
+@pytest.fixture
+def desktop(chromium: Any) -> Any:
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def phone(chromium: Any) -> Any:
+    context = chromium.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+class TestArenaInBrowser:
+    def test_upload_stream_vote_reveal(self, arena_server: ArenaServer, desktop: Any, sample_photo: Path) -> None:
+        page = desktop
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(arena_server.url + "/")
+        assert page.locator("#battle").is_hidden()
+        assert page.locator('[data-choice="a"]').is_disabled()
+
+        page.get_by_label("Drop a photo here").set_input_files(sample_photo)
+        assert page.locator("#photo-preview").is_visible()
+        page.get_by_label("Your question").fill("Which country is this? What clues give it away?")
+        page.get_by_role("button", name="Start battle").click()
+
+        panes = [page.locator("#pane-a"), page.locator("#pane-b")]
+        page.wait_for_function(
+            "() => ['a', 'b'].every(s => document.querySelector(`#pane-${s}`).dataset.state === 'done')"
+            " && !document.querySelector('[data-choice=a]').disabled",
+            timeout=ANSWER_TIMEOUT_MS,
+        )
+        for pane in panes:
+            assert re.fullmatch(r"Done in \d+\.\d s", pane.locator('[data-role="status"]').inner_text())
+            assert pane.locator(".answer").inner_text().strip()
+            assert pane.locator(".answer script").count() == 0
+        assert page.locator("#battle-form").is_hidden()
+        for choice in ("A is better", "B is better", "Tie", "Both are bad"):
+            assert page.get_by_role("button", name=choice).is_enabled()
+
+        page.get_by_role("button", name="A is better").click()
+        new_battle = page.get_by_role("button", name="New battle")
+        new_battle.wait_for()
+        names = [pane.locator(".model-name").inner_text() for pane in panes]
+        assert set(names) == OFFLINE_POOL
+        for pane, name in zip(panes, names):
+            assert pane.locator(".badge--label").inner_text() == "baseline"
+            assert pane.locator(".badge--gate").count() == (1 if name.endswith("+gate") else 0)
+        assert "is-winner" in (panes[0].get_attribute("class") or "")
+        assert f"Model A was {names[0]}; Model B was {names[1]}" in page.locator("#verdict-note").inner_text()
+        assert all(b.is_disabled() for b in page.locator("[data-choice]").all())
+
+        # The vote is the database's record, not just the page's.
+        with sqlite3.connect(arena_server.database) as db:
+            (row,) = db.execute(
+                "SELECT b.model_a, v.choice FROM votes v JOIN battles b ON b.id = v.battle_id"
+            ).fetchall()
+        assert row == (names[0], "a")
+
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "arena-reveal-desktop.png"), full_page=True)
+
+        new_battle.click()
+        assert page.locator("#battle-form").is_visible()
+        assert page.locator("#battle").is_hidden()
+        assert page.get_by_label("Your question").input_value() == ""
+        assert page.locator("#pane-a .answer").inner_text() == ""
+        assert errors == []
+
+    def test_server_refusal_is_shown_in_its_own_words(self, arena_server: ArenaServer, phone: Any) -> None:
+        # Named and typed like a JPEG, so only the server (which reads the content) can refuse it.
+        not_a_photo = b"\xff\xd8\xff\xe0 but not really a JPEG" * 4
+        expected = httpx.post(
+            arena_server.url + "/api/battles", trust_env=False,
+            files={"image": ("photo.jpg", not_a_photo, "image/jpeg")}, data={"prompt": "Where is this?"},
+        )
+        assert 400 <= expected.status_code < 500
+        message = expected.json()["message"]
+
+        page = phone
+        page.goto(arena_server.url + "/")
+        page.get_by_label("Drop a photo here").set_input_files(
+            files=[{"name": "photo.jpg", "mimeType": "image/jpeg", "buffer": not_a_photo}]
+        )
+        page.get_by_role("button", name="Where was this taken? Explain your reasoning.").click()
+        assert page.get_by_label("Your question").input_value() == "Where was this taken? Explain your reasoning."
+        page.get_by_role("button", name="Start battle").click()
+        alert = page.get_by_role("alert")
+        alert.wait_for()
+        assert alert.inner_text() == message
+        assert page.locator("#battle").is_hidden()
+
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "arena-refusal-phone.png"), full_page=True)
