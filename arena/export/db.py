@@ -1,0 +1,181 @@
+"""Votes out of and into the database.
+
+`iter_voted_battles` pages through votes by id (keyset pagination: the same
+plain queries on SQLite and PostgreSQL, one page in memory at a time); the
+exporter and the ratings job both read votes through it. `import_rows`
+writes validated rows in one transaction: all of them or none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from arena.db.tables import Battle, Image, Response, Vote
+from arena.export.format import WINNERS, ExportVote, to_row
+from arena.ratings.style import style_features
+
+PAGE = 1000
+# FastChat rows have no image: they point at this placeholder (sha256 of no bytes).
+NO_IMAGE_SHA256 = hashlib.sha256(b"").hexdigest()
+
+
+@dataclass(frozen=True)
+class VotedBattle:
+    vote: Vote
+    battle: Battle
+    side_a: Response | None
+    side_b: Response | None
+
+
+def iter_voted_battles(session: Session, *, since: datetime | None = None, page: int = PAGE) -> Iterator[VotedBattle]:
+    """Every vote with its battle and both responses, oldest vote id first."""
+    last_id = 0
+    while True:
+        query = select(Vote, Battle).join(Battle, Vote.battle_id == Battle.id).where(Vote.id > last_id)
+        if since is not None:
+            query = query.where(Vote.created_at >= since)
+        rows = session.execute(query.order_by(Vote.id).limit(page)).all()
+        if not rows:
+            return
+        ids = [battle.id for _, battle in rows]
+        sides: dict[tuple[str, str], Response] = {
+            (r.battle_id, r.side): r for r in session.scalars(select(Response).where(Response.battle_id.in_(ids)))
+        }
+        for vote, battle in rows:
+            yield VotedBattle(vote, battle, sides.get((battle.id, "a")), sides.get((battle.id, "b")))
+        last_id = rows[-1][0].id
+        session.expunge_all()  # keep one page in memory, not the whole table
+
+
+def export_rows(session: Session, *, since: datetime | None = None, answers: bool = False) -> Iterator[dict[str, Any]]:
+    """clean_battle rows for every vote (flagged ones too: `flags` says why)."""
+    for item in iter_voted_battles(session, since=since):
+        yield to_row(export_vote(item, answers=answers))
+
+
+def export_vote(item: VotedBattle, *, answers: bool = False) -> ExportVote:
+    text_a = item.side_a.text if item.side_a else ""
+    text_b = item.side_b.text if item.side_b else ""
+    return ExportVote(
+        battle_id=item.battle.id,
+        model_a=item.battle.model_a,
+        model_b=item.battle.model_b,
+        choice=item.vote.choice,
+        voter_hash=item.vote.voter_hash,
+        voted_at=_aware(item.vote.created_at),
+        prompt=item.battle.prompt,
+        image_sha256=item.battle.image_sha256,
+        language=item.battle.language,
+        categories=list(item.battle.categories or []),
+        flags=list(item.battle.flags or []),
+        gate_a=bool(item.side_a.gate) if item.side_a else False,
+        gate_b=bool(item.side_b.gate) if item.side_b else False,
+        counts_a=style_features(text_a),
+        counts_b=style_features(text_b),
+        answer_a=text_a if answers else None,
+        answer_b=text_b if answers else None,
+    )
+
+
+@dataclass
+class ImportResult:
+    imported: int = 0
+    already_present: int = 0
+
+
+def import_rows(session: Session, rows: Iterable[dict[str, Any]], *, batch: int = PAGE) -> ImportResult:
+    """Insert validated clean_battle rows as voted battles (the caller commits
+    or rolls back; a row whose battle id is already stored is skipped)."""
+    result = ImportResult()
+    seen_images: set[str] = set()
+    pending: list[dict[str, Any]] = []
+    for row in rows:
+        pending.append(row)
+        if len(pending) >= batch:
+            _insert(session, pending, seen_images, result)
+            pending = []
+    if pending:
+        _insert(session, pending, seen_images, result)
+    return result
+
+
+def count_votes(session: Session) -> tuple[int, int]:
+    """(number of votes, highest vote id): changes whenever a vote arrives."""
+    count, top = session.execute(select(func.count(Vote.id), func.max(Vote.id))).one()
+    return int(count or 0), int(top or 0)
+
+
+def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str], result: ImportResult) -> None:
+    ids = {_battle_id(r): r for r in rows}
+    existing = set(session.scalars(select(Battle.id).where(Battle.id.in_(list(ids)))))
+    shas = {r.get("image_sha256") or NO_IMAGE_SHA256 for r in rows} - seen_images
+    if shas:
+        stored = set(session.scalars(select(Image.sha256).where(Image.sha256.in_(list(shas)))))
+        for sha in sorted(shas - stored):
+            # the export carries the image's hash, not its pixels: a placeholder row
+            session.add(Image(sha256=sha, width=0, height=0, size_bytes=0))
+        seen_images.update(shas)
+        session.flush()
+    for battle_id, row in ids.items():
+        if battle_id in existing:
+            result.already_present += 1
+            continue
+        voted_at = datetime.fromtimestamp(float(row.get("tstamp") or 0.0), UTC)
+        battle = Battle(
+            id=battle_id,
+            created_at=voted_at,
+            updated_at=voted_at,
+            prompt=row.get("prompt") or "",
+            image_sha256=row.get("image_sha256") or NO_IMAGE_SHA256,
+            model_a=row["model_a"],
+            model_b=row["model_b"],
+            status="voted",
+            language=row.get("language_code"),
+            categories=list(row.get("categories") or []),
+            flags=list(row.get("flags") or []),
+        )
+        session.add(battle)
+        for side in ("a", "b"):
+            session.add(
+                Response(
+                    battle_id=battle_id,
+                    side=side,
+                    contender=row[f"model_{side}"],
+                    gate=bool(row.get(f"gate_{side}") or False),
+                    status="done",
+                    text=row.get(f"answer_{side}") or "",
+                    output_tokens=(row.get("conv_metadata") or {}).get(f"sum_assistant_{side}_tokens"),
+                    finished_at=voted_at,
+                )
+            )
+        session.add(
+            Vote(
+                battle_id=battle_id,
+                choice=WINNERS[row["winner"]],
+                voter_hash=(row.get("judge") or "")[:64],
+                created_at=voted_at,
+            )
+        )
+        result.imported += 1
+    session.flush()
+
+
+def _battle_id(row: dict[str, Any]) -> str:
+    """Our ids are 32 hex characters; any other question_id maps to a stable uuid5."""
+    qid = str(row.get("question_id") or "")
+    if len(qid) == 32 and all(c in "0123456789abcdef" for c in qid):
+        return qid
+    basis = qid or f"{row.get('model_a')}|{row.get('model_b')}|{row.get('tstamp')}|{row.get('judge')}"
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"geoarena:clean_battle:{basis}").hex
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

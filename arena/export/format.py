@@ -1,0 +1,230 @@
+"""One vote as a Chatbot Arena `clean_battle` row, plus GeoArena's fields.
+
+FastChat's and arena-rank's tooling read these rows unchanged: `model_a`,
+`model_b`, `winner` (`model_a | model_b | tie | tie (bothbad)`), `judge`,
+`turn`, `anony`, `language`, `tstamp` and `conv_metadata` (token, header,
+list and bold counts per side, what their style control reads). Ours on
+top: `prompt`, `image_sha256`, `language_code`, `gps_count_a/_b`,
+`gate_a/_b`, `categories`, `flags`, and with `--answers` the two final
+answers `answer_a/_b`.
+
+`validate_row` checks one parsed row and says what is wrong in words;
+`row_to_vote` turns a valid row into the ratings' view of a vote.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import pycountry
+
+from arena.ratings.style import feature_vector
+
+WINNERS = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
+CHOICE_TO_WINNER = {v: k for k, v in WINNERS.items()}
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+# Column order of every export (CSV header, Parquet schema, JSONL key order).
+COLUMNS = (
+    "question_id",
+    "model_a",
+    "model_b",
+    "winner",
+    "judge",
+    "turn",
+    "anony",
+    "language",
+    "tstamp",
+    "conv_metadata",
+    "dedup_tag",
+    "prompt",
+    "image_sha256",
+    "language_code",
+    "gps_count_a",
+    "gps_count_b",
+    "gate_a",
+    "gate_b",
+    "categories",
+    "flags",
+)
+ANSWER_COLUMNS = ("answer_a", "answer_b")
+HEADERS = tuple(f"h{i}" for i in range(1, 7))
+
+
+class FormatError(ValueError):
+    """Rows that cannot be imported, each with its line number and reason."""
+
+    def __init__(self, errors: list[str], total: int | None = None) -> None:
+        self.errors = errors
+        shown = "\n".join(errors[:20])
+        more = f"\n... and {len(errors) - 20} more" if len(errors) > 20 else ""
+        super().__init__(f"{len(errors)} bad row(s); nothing was imported:\n{shown}{more}")
+
+
+@dataclass(frozen=True)
+class ExportVote:
+    """What the exporter needs to know about one voted battle."""
+
+    battle_id: str
+    model_a: str
+    model_b: str
+    choice: str
+    voter_hash: str
+    voted_at: datetime
+    prompt: str
+    image_sha256: str
+    language: str | None
+    categories: list[str]
+    flags: list[str]
+    gate_a: bool
+    gate_b: bool
+    counts_a: dict[str, Any]  # style.style_features of the final answers
+    counts_b: dict[str, Any]
+    answer_a: str | None = None
+    answer_b: str | None = None
+
+
+def to_row(vote: ExportVote) -> dict[str, Any]:
+    """The clean_battle row of one vote (keys in COLUMNS order)."""
+    row: dict[str, Any] = {
+        "question_id": vote.battle_id,
+        "model_a": vote.model_a,
+        "model_b": vote.model_b,
+        "winner": CHOICE_TO_WINNER[vote.choice],
+        "judge": vote.voter_hash,
+        "turn": 1,
+        "anony": True,
+        "language": language_name(vote.language),
+        "tstamp": vote.voted_at.timestamp(),
+        "conv_metadata": conv_metadata(vote.counts_a, vote.counts_b),
+        "dedup_tag": {"high_freq": False, "sampled": True},
+        "prompt": vote.prompt,
+        "image_sha256": vote.image_sha256,
+        "language_code": vote.language,
+        "gps_count_a": int(vote.counts_a.get("gps_count", 0)),
+        "gps_count_b": int(vote.counts_b.get("gps_count", 0)),
+        "gate_a": vote.gate_a,
+        "gate_b": vote.gate_b,
+        "categories": list(vote.categories),
+        "flags": list(vote.flags),
+    }
+    if vote.answer_a is not None and vote.answer_b is not None:
+        row["answer_a"] = vote.answer_a
+        row["answer_b"] = vote.answer_b
+    return row
+
+
+def conv_metadata(counts_a: Mapping[str, Any], counts_b: Mapping[str, Any]) -> dict[str, Any]:
+    """FastChat's conv_metadata from two `style_features` results."""
+    meta: dict[str, Any] = {"sum_user_tokens": 0, "turns": 1}
+    for side, counts in (("a", counts_a), ("b", counts_b)):
+        meta[f"sum_assistant_{side}_tokens"] = int(counts.get("tokens", 0))
+        meta[f"context_{side}_tokens"] = 0
+        meta[f"header_count_{side}"] = {h: int(counts.get("header_count", {}).get(h, 0)) for h in HEADERS}
+        lists = counts.get("list_count", {})
+        meta[f"list_count_{side}"] = {k: int(lists.get(k, 0)) for k in ("ordered", "unordered")}
+        bold = counts.get("bold_count", {})
+        meta[f"bold_count_{side}"] = {k: int(bold.get(k, 0)) for k in ("**", "__")}
+        italic = counts.get("italic_count", {})
+        meta[f"italic_count_{side}"] = {k: int(italic.get(k, 0)) for k in ("*", "_")}
+    return meta
+
+
+def side_counts(row: Mapping[str, Any], side: str) -> dict[str, Any]:
+    """Back from a row to `style_features`-shaped counts for one side."""
+    meta = row.get("conv_metadata") or {}
+    return {
+        "tokens": meta.get(f"sum_assistant_{side}_tokens", 0) or 0,
+        "header_count": dict(meta.get(f"header_count_{side}") or {}),
+        "list_count": dict(meta.get(f"list_count_{side}") or {}),
+        "bold_count": dict(meta.get(f"bold_count_{side}") or {}),
+        "italic_count": dict(meta.get(f"italic_count_{side}") or {}),
+        "gps_count": row.get(f"gps_count_{side}", 0) or 0,
+    }
+
+
+def row_features(row: Mapping[str, Any]) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """The five style features of each side, or None without conv_metadata."""
+    if not row.get("conv_metadata"):
+        return None
+    return feature_vector(side_counts(row, "a")), feature_vector(side_counts(row, "b"))
+
+
+def language_name(code: str | None) -> str:
+    """ISO 639 code -> English name as FastChat writes it ("English"); "unknown" otherwise."""
+    if not code:
+        return "unknown"
+    base = code.split("-")[0].split("_")[0].lower()
+    found = pycountry.languages.get(alpha_2=base) if len(base) == 2 else pycountry.languages.get(alpha_3=base)
+    return found.name if found else code
+
+
+def validate_row(row: Any) -> list[str]:
+    """Reasons this row cannot be imported (empty when it is fine)."""
+    if not isinstance(row, Mapping):
+        return ["a row must be a JSON object"]
+    problems: list[str] = []
+    for key in ("model_a", "model_b"):
+        value = row.get(key)
+        if not isinstance(value, str) or not value.strip():
+            problems.append(f"{key} must be a non-empty string")
+        elif len(value) > 100:
+            problems.append(f"{key} is longer than 100 characters")
+    if isinstance(row.get("model_a"), str) and row.get("model_a") == row.get("model_b"):
+        problems.append("model_a and model_b are the same contender")
+    if row.get("winner") not in WINNERS:
+        problems.append(f"winner must be one of {', '.join(WINNERS)}, got {row.get('winner')!r}")
+    qid = row.get("question_id")
+    if qid is not None and not isinstance(qid, str | int):
+        problems.append("question_id must be a string")
+    tstamp = row.get("tstamp")
+    if tstamp is not None and (isinstance(tstamp, bool) or not isinstance(tstamp, int | float)):
+        problems.append(f"tstamp must be a number of seconds since 1970, got {tstamp!r}")
+    sha = row.get("image_sha256")
+    if sha not in (None, "") and (not isinstance(sha, str) or not SHA256.match(sha)):
+        problems.append("image_sha256 must be 64 lowercase hex characters")
+    for key in ("categories", "flags"):
+        value = row.get(key)
+        if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+            problems.append(f"{key} must be a list of strings")
+    for key in ("gate_a", "gate_b", "anony"):
+        value = row.get(key)
+        if value is not None and not isinstance(value, bool):
+            problems.append(f"{key} must be true or false")
+    for key in ("gps_count_a", "gps_count_b"):
+        value = row.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            problems.append(f"{key} must be a whole number >= 0")
+    for key in ("prompt", "judge", "language", "language_code", "answer_a", "answer_b"):
+        value = row.get(key)
+        if value is not None and not isinstance(value, str):
+            problems.append(f"{key} must be a string")
+    meta = row.get("conv_metadata")
+    if meta is not None:
+        problems.extend(_check_metadata(meta))
+    return problems
+
+
+def _check_metadata(meta: Any) -> list[str]:
+    if not isinstance(meta, Mapping):
+        return ["conv_metadata must be an object"]
+    problems = []
+    for side in ("a", "b"):
+        tokens = meta.get(f"sum_assistant_{side}_tokens")
+        if tokens is not None and not _count(tokens):
+            problems.append(f"conv_metadata.sum_assistant_{side}_tokens must be a whole number >= 0")
+        for group in ("header_count", "list_count", "bold_count", "italic_count"):
+            value = meta.get(f"{group}_{side}")
+            if value is None:
+                continue
+            if not isinstance(value, Mapping) or not all(v is None or _count(v) for v in value.values()):
+                problems.append(f"conv_metadata.{group}_{side} must map names to whole numbers >= 0")
+    return problems
+
+
+def _count(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and value >= 0 and float(value).is_integer()

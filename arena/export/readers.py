@@ -1,0 +1,156 @@
+"""Readers for exported votes: JSONL, JSON (FastChat's array files), CSV, Parquet.
+
+`iter_rows(path)` yields (where, row) lazily, where `where` is what a person
+needs to find the row ("line 12", "row 3"); `check_file(path)` reads the whole
+file first and raises FormatError listing every bad row, so an import either
+takes every row or none.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from arena.export.format import FormatError, validate_row
+from arena.export.writers import NESTED
+
+SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+INTEGER_COLUMNS = ("turn", "gps_count_a", "gps_count_b")
+BOOLEAN_COLUMNS = ("anony", "gate_a", "gate_b")
+MAX_ERRORS = 1000
+
+
+def detect_format(path: Path) -> str:
+    fmt = SUFFIX_FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise FormatError([f"{path.name}: unknown file type; use .jsonl, .json, .csv or .parquet"])
+    return fmt
+
+
+def iter_rows(path: Path) -> Iterator[tuple[str, Any]]:
+    """(where, parsed row) for every row; a row that cannot be parsed comes as
+    (where, FormatError) so the caller can keep collecting."""
+    fmt = detect_format(path)
+    if not path.exists():
+        raise FormatError([f"{path}: no such file"])
+    if fmt == "jsonl":
+        yield from _jsonl(path)
+    elif fmt == "json":
+        yield from _json_array(path)
+    elif fmt == "csv":
+        yield from _csv(path)
+    else:
+        yield from _parquet(path)
+
+
+def check_file(path: Path) -> int:
+    """Validate every row; raise FormatError with all reasons, else return the row count."""
+    errors: list[str] = []
+    count = 0
+    for where, row in iter_rows(path):
+        count += 1
+        problems = [str(row)] if isinstance(row, Exception) else validate_row(row)
+        errors.extend(f"{where}: {p}" for p in problems)
+        if len(errors) >= MAX_ERRORS:
+            errors.append("(stopped after 1000 problems)")
+            break
+    if errors:
+        raise FormatError(errors)
+    if count == 0:
+        raise FormatError([f"{path.name}: no votes in the file"])
+    return count
+
+
+def valid_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """Rows of a file already passed by `check_file`."""
+    for _, row in iter_rows(path):
+        yield row
+
+
+def _jsonl(path: Path) -> Iterator[tuple[str, Any]]:
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield f"line {number}", json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield f"line {number}", ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})")
+
+
+def _json_array(path: Path) -> Iterator[tuple[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        yield f"line {exc.lineno}", ValueError(f"not valid JSON ({exc.msg})")
+        return
+    if not isinstance(data, list):
+        yield "line 1", ValueError("a .json export must be an array of rows (or use .jsonl)")
+        return
+    for number, row in enumerate(data, start=1):
+        yield f"record {number}", row
+
+
+def _csv(path: Path) -> Iterator[tuple[str, Any]]:
+    with path.open(encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        for record in reader:
+            where = f"line {reader.line_num}"
+            try:
+                yield where, _csv_row(record)
+            except ValueError as exc:
+                yield where, exc
+
+
+def _csv_row(record: dict[str, str | None]) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for name, cell in record.items():
+        if name is None:
+            raise ValueError("more cells than header columns")
+        if cell is None or cell == "":
+            row[name] = None if name not in ("prompt", "judge", "answer_a", "answer_b") else (cell or "")
+            continue
+        if name in NESTED:
+            try:
+                row[name] = json.loads(cell)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{name} is not valid JSON ({exc.msg})") from exc
+        elif name in INTEGER_COLUMNS:
+            row[name] = _parse_int(name, cell)
+        elif name in BOOLEAN_COLUMNS:
+            if cell.lower() not in ("true", "false"):
+                raise ValueError(f"{name} must be true or false, got {cell!r}")
+            row[name] = cell.lower() == "true"
+        elif name == "tstamp":
+            try:
+                row[name] = float(cell)
+            except ValueError as exc:
+                raise ValueError(f"tstamp must be a number, got {cell!r}") from exc
+        else:
+            row[name] = cell
+    return row
+
+
+def _parse_int(name: str, cell: str) -> int:
+    try:
+        return int(cell)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a whole number, got {cell!r}") from exc
+
+
+def _parquet(path: Path) -> Iterator[tuple[str, Any]]:
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        yield "row 1", ValueError(f"not a readable Parquet file ({exc})")
+        return
+    number = 0
+    for batch in parquet.iter_batches(batch_size=5000):
+        for row in batch.to_pylist():
+            number += 1
+            yield f"row {number}", row

@@ -1,0 +1,146 @@
+"""The rating job: votes from the database (or an export file) -> snapshot.
+
+`rank_database` reads every vote through SQLAlchemy, applies the filters,
+computes the snapshot and stores it as a `leaderboard_snapshots` row.
+`log_from_file` does the same reading for `arena rank --input`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from arena.db.tables import LeaderboardSnapshot
+from arena.export.db import iter_voted_battles
+from arena.export.format import WINNERS, FormatError, row_features, validate_row
+from arena.export.readers import iter_rows
+from arena.ratings.filters import CHOICE_OUTCOME, ExclusionCounter, exclusion_reason
+from arena.ratings.leaderboard import Progress, RankOptions, VoteLog, VoteLogBuilder, build_snapshot
+from arena.ratings.style import feature_vector, style_features
+
+
+def rank_database(
+    sessions: sessionmaker[Session],
+    options: RankOptions,
+    *,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Compute a snapshot from every vote and store it; returns the snapshot."""
+    with sessions() as session:
+        log, excluded = log_from_database(session)
+    snapshot = build_snapshot(log, options, excluded=excluded, progress=progress)
+    store_snapshot(sessions, snapshot)
+    return snapshot
+
+
+def log_from_database(session: Session) -> tuple[VoteLog, dict[str, int]]:
+    """The votes that count, with style features of the final answers."""
+    builder = VoteLogBuilder()
+    excluded = ExclusionCounter()
+    for item in iter_voted_battles(session):
+        battle, vote = item.battle, item.vote
+        sides_done = all(r is not None and r.status == "done" for r in (item.side_a, item.side_b))
+        reason = exclusion_reason(
+            model_a=battle.model_a,
+            model_b=battle.model_b,
+            choice=vote.choice,
+            battle_status=battle.status,
+            flags=battle.flags or [],
+            sides_done=sides_done,
+        )
+        if reason:
+            excluded[reason] += 1
+            continue
+        assert item.side_a is not None and item.side_b is not None
+        builder.add(
+            battle.model_a,
+            battle.model_b,
+            CHOICE_OUTCOME[vote.choice],
+            features_a=feature_vector(style_features(item.side_a.text or "")),
+            features_b=feature_vector(style_features(item.side_b.text or "")),
+            tstamp=_timestamp(vote.created_at),
+            gate_a=bool(item.side_a.gate),
+            gate_b=bool(item.side_b.gate),
+            language=battle.language,
+            categories=[str(c) for c in battle.categories or []],
+        )
+    return builder.build(), excluded.as_dict()
+
+
+def log_from_file(path: Path) -> tuple[VoteLog, dict[str, int]]:
+    """Votes from an export file (ours or FastChat's clean_battle); every bad
+    row is reported with its line number and nothing is ranked."""
+    return log_from_rows(iter_rows(path))
+
+
+def log_from_rows(rows: Iterable[tuple[str, Any]]) -> tuple[VoteLog, dict[str, int]]:
+    builder = VoteLogBuilder()
+    excluded = ExclusionCounter()
+    errors: list[str] = []
+    for where, row in rows:
+        problems = [str(row)] if isinstance(row, Exception) else validate_row(row)
+        if problems:
+            errors.extend(f"{where}: {p}" for p in problems)
+            continue
+        if errors:
+            continue  # keep validating, stop building
+        reason = exclusion_reason(
+            model_a=row["model_a"],
+            model_b=row["model_b"],
+            choice=WINNERS[row["winner"]],
+            flags=row.get("flags") or [],
+        )
+        if reason:
+            excluded[reason] += 1
+            continue
+        features = row_features(row)
+        builder.add(
+            row["model_a"],
+            row["model_b"],
+            CHOICE_OUTCOME[WINNERS[row["winner"]]],
+            features_a=features[0] if features else None,
+            features_b=features[1] if features else None,
+            tstamp=float(row.get("tstamp") or 0.0),
+            gate_a=bool(row.get("gate_a")),
+            gate_b=bool(row.get("gate_b")),
+            language=row.get("language_code") or _fastchat_language(row.get("language")),
+            categories=row.get("categories") or [],
+        )
+    if errors:
+        raise FormatError(errors)
+    return builder.build(), excluded.as_dict()
+
+
+def store_snapshot(sessions: sessionmaker[Session], snapshot: dict[str, Any]) -> int:
+    with sessions() as session:
+        row = LeaderboardSnapshot(
+            computed_at=datetime.fromisoformat(snapshot["computed_at"]),
+            votes_used=int(snapshot["votes_used"]),
+            payload=snapshot,
+        )
+        session.add(row)
+        session.commit()
+        return int(row.id)
+
+
+def latest_snapshot(session: Session) -> dict[str, Any] | None:
+    row = session.scalars(
+        select(LeaderboardSnapshot).order_by(LeaderboardSnapshot.computed_at.desc(), LeaderboardSnapshot.id.desc()).limit(1)
+    ).first()
+    return None if row is None else dict(row.payload)
+
+
+def _timestamp(moment: datetime) -> float:
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def _fastchat_language(name: Any) -> str | None:
+    """FastChat writes language names ("English"); keep them as the category name."""
+    if not isinstance(name, str) or not name or name == "unknown":
+        return None
+    return name

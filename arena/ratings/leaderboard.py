@@ -1,0 +1,484 @@
+"""The leaderboard snapshot: every number the page and `/api/leaderboard` show.
+
+`build_snapshot(log, options)` is pure: a `VoteLog` (votes as arrays) in, a
+JSON-ready dict out. `VoteLogBuilder` turns row-by-row input (database rows,
+export files) into a `VoteLog`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+from scipy.special import ndtri
+
+from arena.ratings import bt, elo, style
+from arena.ratings.bt import POINTS_PER_UNIT, FloatArray, IntArray, Matchups
+
+CI_METHODS = ("bootstrap", "sandwich")
+MIN_CATEGORY_VOTES = 50
+GATE_VS_PLAIN = "gate vs plain"
+PLAIN_ONLY = "plain only"
+
+
+@dataclass(frozen=True)
+class RankOptions:
+    """How a snapshot is computed (`[ratings]` in arena.toml, `arena rank` flags)."""
+
+    rounds: int = 100
+    ci: str = "bootstrap"
+    seed: int = 0
+    style: bool = True
+    level: float = 0.95
+    anchor: str | None = None
+    anchor_rating: float = bt.INIT_RATING
+    min_category_votes: int = MIN_CATEGORY_VOTES
+    exact_style_bootstrap: bool | None = None  # None: exact when small enough
+
+    def __post_init__(self) -> None:
+        if self.ci not in CI_METHODS:
+            raise ValueError(f"unknown CI method {self.ci!r}; use one of {', '.join(CI_METHODS)}")
+        if self.ci == "bootstrap" and self.rounds < 2:
+            raise ValueError("a bootstrap needs at least 2 rounds")
+        if not 0 < self.level < 1:
+            raise ValueError("the confidence level must be between 0 and 1, e.g. 0.95")
+
+
+@dataclass
+class VoteLog:
+    """Votes that count, as arrays. `outcome` is side a's score (1, 0, 0.5)."""
+
+    contenders: list[str]
+    a: IntArray
+    b: IntArray
+    outcome: FloatArray
+    features_a: FloatArray | None = None  # (N, 5) in style.FEATURES order
+    features_b: FloatArray | None = None
+    tstamp: FloatArray | None = None
+    gate: dict[str, bool] = field(default_factory=dict)  # contender -> GATE-equipped
+    categories: dict[str, IntArray] = field(default_factory=dict)  # name -> vote indices
+
+    @property
+    def size(self) -> int:
+        return int(self.a.size)
+
+
+class VoteLogBuilder:
+    """Collects votes one at a time (from the database or a file) into a VoteLog."""
+
+    def __init__(self) -> None:
+        self._index: dict[str, int] = {}
+        self._a: list[int] = []
+        self._b: list[int] = []
+        self._outcome: list[float] = []
+        self._fa: list[tuple[float, ...]] = []
+        self._fb: list[tuple[float, ...]] = []
+        self._tstamp: list[float] = []
+        self._gate: dict[str, bool] = {}
+        self._categories: dict[str, list[int]] = {}
+        self._has_features = True
+
+    def add(
+        self,
+        model_a: str,
+        model_b: str,
+        outcome: float,
+        *,
+        features_a: Sequence[float] | None = None,
+        features_b: Sequence[float] | None = None,
+        tstamp: float = 0.0,
+        gate_a: bool = False,
+        gate_b: bool = False,
+        language: str | None = None,
+        categories: Sequence[str] = (),
+    ) -> None:
+        row = len(self._a)
+        self._a.append(self._contender(model_a))
+        self._b.append(self._contender(model_b))
+        self._outcome.append(outcome)
+        if features_a is None or features_b is None:
+            self._has_features = False
+        else:
+            self._fa.append(tuple(features_a))
+            self._fb.append(tuple(features_b))
+        self._tstamp.append(tstamp)
+        self._gate[model_a] = self._gate.get(model_a, False) or gate_a
+        self._gate[model_b] = self._gate.get(model_b, False) or gate_b
+        names = [f"language:{language}"] if language else []
+        names.append(GATE_VS_PLAIN if gate_a != gate_b else (PLAIN_ONLY if not gate_a else "gate only"))
+        names.extend(f"category:{c}" for c in categories)
+        for name in names:
+            self._categories.setdefault(name, []).append(row)
+
+    def build(self) -> VoteLog:
+        with_features = self._has_features and bool(self._fa)
+        return VoteLog(
+            contenders=list(self._index),
+            a=np.asarray(self._a, dtype=np.int64),
+            b=np.asarray(self._b, dtype=np.int64),
+            outcome=np.asarray(self._outcome, dtype=np.float64),
+            features_a=np.asarray(self._fa, dtype=np.float64) if with_features else None,
+            features_b=np.asarray(self._fb, dtype=np.float64) if with_features else None,
+            tstamp=np.asarray(self._tstamp, dtype=np.float64),
+            gate=dict(self._gate),
+            categories={k: np.asarray(v, dtype=np.int64) for k, v in self._categories.items()},
+        )
+
+    def _contender(self, name: str) -> int:
+        if name not in self._index:
+            self._index[name] = len(self._index)
+        return self._index[name]
+
+
+Progress = Callable[[int], None]
+
+
+def build_snapshot(
+    log: VoteLog,
+    options: RankOptions | None = None,
+    *,
+    excluded: dict[str, int] | None = None,
+    computed_at: datetime | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """The whole snapshot: BT with CIs, style-adjusted BT, Elo, matrices, categories.
+
+    `progress(k)` is told about k finished bootstrap rounds (0 = still busy).
+    """
+    options = options or RankOptions()
+    computed_at = computed_at or datetime.now(UTC)
+    # The fits solve many small (n x n) systems: a multi-threaded BLAS only
+    # adds contention there (100x slower on a busy 2-core host), so one thread.
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _build(log, options, excluded or {}, computed_at, progress)
+
+
+def _build(
+    log: VoteLog,
+    options: RankOptions,
+    excluded: dict[str, int],
+    computed_at: datetime,
+    progress: Progress | None,
+) -> dict[str, Any]:
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+    snapshot: dict[str, Any] = {
+        "computed_at": computed_at.isoformat(),
+        "votes_used": log.size,
+        "excluded": dict(sorted(excluded.items())),
+        "method": _method(options),
+        "leaderboard": [],
+        "style": None,
+        "matrices": None,
+        "categories": [],
+        "notes": [],
+        "timings": timings,
+    }
+    if log.size == 0:
+        snapshot["notes"].append("no votes yet")
+        return snapshot
+    # contenders that actually appear, in a stable order
+    used = np.unique(np.r_[log.a, log.b])
+    names = [log.contenders[i] for i in used]
+    remap = np.full(len(log.contenders), -1, dtype=np.int64)
+    remap[used] = np.arange(used.size)
+    a, b = remap[log.a], remap[log.b]
+    anchor = _anchor_index(names, options, snapshot["notes"])
+    rng = np.random.default_rng(options.seed)
+
+    matchups = bt.aggregate(a, b, log.outcome, len(names))
+    plain = _fit_with_intervals(matchups, options, anchor, rng, progress)
+    if plain.regularized:
+        snapshot["notes"].append(
+            "someone never lost (or the votes split into groups that never met): "
+            "the exact maximum-likelihood ratings do not exist, so a weak prior keeps them finite"
+        )
+    played, win_rate = _votes_and_win_rate(matchups)
+    clock = _lap(timings, "bradley_terry", clock)
+    elo_ratings = elo.online_elo(a, b, log.outcome, len(names), order=_time_order(log))
+    clock = _lap(timings, "elo", clock)
+    snapshot["leaderboard"] = _rows(names, plain.ratings, plain.low, plain.high, played, win_rate, log.gate, elo_ratings)
+    snapshot["method"]["mle_gradient_norm"] = plain.gradient_norm
+    snapshot["matrices"] = _matrices(names, matchups, plain.ratings, snapshot["leaderboard"])
+
+    if options.style and log.features_a is not None and log.features_b is not None:
+        snapshot["style"] = _style_section(log, a, b, names, anchor, options, plain.regularized, played, win_rate, progress)
+        clock = _lap(timings, "style", clock)
+    elif options.style:
+        snapshot["notes"].append("no style features in the input: style-adjusted ratings skipped")
+
+    snapshot["categories"] = _categories(log, a, b, names, options, progress)
+    _lap(timings, "categories", clock)
+    return snapshot
+
+
+def _lap(timings: dict[str, float], name: str, since: float) -> float:
+    now = time.perf_counter()
+    timings[name] = round(now - since, 4)
+    return now
+
+
+# -- the plain Bradley-Terry section ------------------------------------------
+
+
+@dataclass
+class Intervals:
+    ratings: FloatArray
+    low: FloatArray
+    high: FloatArray
+    regularized: bool
+    gradient_norm: float
+
+
+def _fit_with_intervals(
+    matchups: Matchups,
+    options: RankOptions,
+    anchor: int | None,
+    rng: np.random.Generator,
+    progress: Progress | None,
+) -> Intervals:
+    full = bt.fit_bt(matchups)
+    ratings = full.ratings(anchor, options.anchor_rating)
+    if options.ci == "sandwich":
+        cov = bt.sandwich_covariance(matchups, full, anchor)
+        half = _z(options.level) * POINTS_PER_UNIT * np.sqrt(np.clip(np.diag(cov), 0, None))
+        return Intervals(ratings, ratings - half, ratings + half, full.regularized, full.gradient_norm)
+    rounds = bt.bootstrap_bt(matchups, full, options.rounds, rng, progress=progress)
+    sampled = np.stack([bt.to_ratings(t, anchor, options.anchor_rating) for t in rounds])
+    low, high = _percentiles(sampled, options.level)
+    return Intervals(ratings, low, high, full.regularized, full.gradient_norm)
+
+
+def _votes_and_win_rate(m: Matchups) -> tuple[FloatArray, FloatArray]:
+    n = m.n
+    played = np.bincount(m.a, m.count, n) + np.bincount(m.b, m.count, n)
+    score = np.bincount(m.a, m.count * m.outcome, n) + np.bincount(m.b, m.count * (1 - m.outcome), n)
+    return played, np.divide(score, played, out=np.zeros(n), where=played > 0)
+
+
+def _rows(
+    names: list[str],
+    ratings: FloatArray,
+    low: FloatArray,
+    high: FloatArray,
+    played: FloatArray,
+    win_rate: FloatArray,
+    gate: dict[str, bool],
+    elo_ratings: FloatArray | None = None,
+) -> list[dict[str, Any]]:
+    """Leaderboard rows sorted by rating; rank = 1 + how many are surely better."""
+    ranks = 1 + (low[None, :] > high[:, None]).sum(axis=1)
+    rows = []
+    for i in np.argsort(-ratings, kind="stable"):
+        row: dict[str, Any] = {
+            "contender": names[i],
+            "rating": round(float(ratings[i]), 3),
+            "ci_low": round(float(low[i]), 3),
+            "ci_high": round(float(high[i]), 3),
+            "rank": int(ranks[i]),
+            "votes": int(round(played[i])),
+            "win_rate": round(float(win_rate[i]), 4),
+            "gate": bool(gate.get(names[i], False)),
+        }
+        if elo_ratings is not None:
+            row["elo"] = round(float(elo_ratings[i]), 1)
+        rows.append(row)
+    return rows
+
+
+def _matrices(names: list[str], m: Matchups, ratings: FloatArray, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Battle counts, observed and predicted win rates (row beats column), in
+    leaderboard order; cells with no battles are null."""
+    n = m.n
+    battles = np.zeros((n, n))
+    score = np.zeros((n, n))
+    np.add.at(battles, (m.a, m.b), m.count)
+    np.add.at(battles, (m.b, m.a), m.count)
+    np.add.at(score, (m.a, m.b), m.count * m.outcome)
+    np.add.at(score, (m.b, m.a), m.count * (1 - m.outcome))
+    order = [names.index(r["contender"]) for r in rows]
+    battles = battles[np.ix_(order, order)]
+    score = score[np.ix_(order, order)]
+    r = ratings[order]
+    predicted = 1.0 / (1.0 + bt.BASE ** ((r[None, :] - r[:, None]) / bt.SCALE))
+    observed = [
+        [round(float(score[i, j] / battles[i, j]), 4) if battles[i, j] > 0 else None for j in range(n)]
+        for i in range(n)
+    ]
+    return {
+        "contenders": [names[i] for i in order],
+        "battles": battles.astype(int).tolist(),
+        "win_rate": observed,
+        "predicted_win_rate": np.round(predicted, 4).tolist(),
+    }
+
+
+# -- the style-adjusted section -----------------------------------------------
+
+
+def _style_section(
+    log: VoteLog,
+    a: IntArray,
+    b: IntArray,
+    names: list[str],
+    anchor: int | None,
+    options: RankOptions,
+    regularized: bool,
+    played: FloatArray,
+    win_rate: FloatArray,
+    progress: Progress | None,
+) -> dict[str, Any]:
+    assert log.features_a is not None and log.features_b is not None
+    z, mean, std = style.standardize(style.style_differences(log.features_a, log.features_b))
+    problem = style.StyleProblem(a, b, log.outcome, z, len(names), ridge=bt.SEPARATION_RIDGE if regularized else 0.0)
+    del z
+    full = problem.fit()
+    ratings = bt.to_ratings(full.theta, anchor, options.anchor_rating)
+    level_z = _z(options.level)
+    if options.ci == "sandwich":
+        cov = _style_sandwich(problem, full, anchor)
+        n = len(names)
+        half_theta = level_z * POINTS_PER_UNIT * np.sqrt(np.clip(np.diag(cov)[:n], 0, None))
+        half_beta = level_z * np.sqrt(np.clip(np.diag(cov)[n:], 0, None))
+        low, high = ratings - half_theta, ratings + half_theta
+        beta_low, beta_high = full.beta - half_beta, full.beta + half_beta
+        how = "sandwich"
+    else:
+        thetas, betas, how = problem.bootstrap(
+            full, options.rounds, options.seed + 1, exact=options.exact_style_bootstrap, progress=progress
+        )
+        sampled = np.stack([bt.to_ratings(t, anchor, options.anchor_rating) for t in thetas])
+        low, high = _percentiles(sampled, options.level)
+        beta_low, beta_high = _percentiles(betas, options.level)
+    return {
+        "features": list(style.FEATURES),
+        "coefficients": [
+            {
+                "feature": f,
+                "coefficient": round(float(full.beta[i]), 5),
+                "ci_low": round(float(beta_low[i]), 5),
+                "ci_high": round(float(beta_high[i]), 5),
+                "mean": round(float(mean[i]), 6),
+                "std": round(float(std[i]), 6),
+            }
+            for i, f in enumerate(style.FEATURES)
+        ],
+        "leaderboard": _rows(names, ratings, low, high, played, win_rate, log.gate),
+        "ci_method": how,
+        "gradient_norm": full.gradient_norm,
+        "iterations": full.iterations,
+    }
+
+
+def _style_sandwich(problem: style.StyleProblem, fit: style.StyleFit, anchor: int | None) -> FloatArray:
+    """Sandwich covariance of (theta, beta) with sum-zero theta (or the anchor held)."""
+    n, k = problem.n, problem.k
+    params = np.r_[fit.theta, fit.beta]
+    _, hess = problem._derivatives(params, problem.weight)
+    p = 1.0 / (1.0 + np.exp(-problem._margin(params)))
+    resid2 = (p - problem.y) ** 2
+    if problem.weight is not None:
+        resid2 *= problem.weight
+    meat = problem._hessian(problem._per_pair(resid2, problem.design.shape[1]))
+    meat[np.arange(n), np.arange(n)] -= problem.ridge
+    ref = 0 if anchor is None else anchor
+    keep = np.r_[np.arange(n) != ref, np.ones(k, dtype=bool)]
+    bread = np.linalg.inv(hess[np.ix_(keep, keep)])
+    reduced = bread @ meat[np.ix_(keep, keep)] @ bread
+    embed = np.zeros((n + k, n + k - 1))
+    embed[keep, :] = np.eye(n + k - 1)
+    if anchor is None:
+        embed[:n] -= embed[:n].mean(axis=0, keepdims=True)
+    return embed @ reduced @ embed.T
+
+
+# -- categories ----------------------------------------------------------------
+
+
+def _categories(
+    log: VoteLog,
+    a: IntArray,
+    b: IntArray,
+    names: list[str],
+    options: RankOptions,
+    progress: Progress | None,
+) -> list[dict[str, Any]]:
+    """A plain BT leaderboard per category; thin ones are marked, not hidden."""
+    out = []
+    for offset, (name, rows) in enumerate(sorted(log.categories.items())):
+        if rows.size == 0:
+            continue
+        ca, cb = a[rows], b[rows]
+        used = np.unique(np.r_[ca, cb])
+        remap = np.full(len(names), -1, dtype=np.int64)
+        remap[used] = np.arange(used.size)
+        sub_names = [names[i] for i in used]
+        entry: dict[str, Any] = {
+            "name": name,
+            "votes": int(rows.size),
+            "too_few_votes": bool(rows.size < options.min_category_votes),
+            "leaderboard": [],
+        }
+        if used.size >= 2:
+            m = bt.aggregate(remap[ca], remap[cb], log.outcome[rows], used.size)
+            anchor = sub_names.index(options.anchor) if options.anchor in sub_names else None
+            rng = np.random.default_rng([options.seed, 1000 + offset])
+            fit = _fit_with_intervals(m, options, anchor, rng, None)
+            played, win_rate = _votes_and_win_rate(m)
+            entry["leaderboard"] = _rows(sub_names, fit.ratings, fit.low, fit.high, played, win_rate, log.gate)
+        out.append(entry)
+        if progress is not None:
+            progress(0)
+    return out
+
+
+# -- small helpers ---------------------------------------------------------------
+
+
+def _method(options: RankOptions) -> dict[str, Any]:
+    return {
+        "model": "bradley-terry",
+        "base": bt.BASE,
+        "scale": bt.SCALE,
+        "init": bt.INIT_RATING,
+        "ties": "half a win each (tie and both bad)",
+        "ci": options.ci,
+        "rounds": options.rounds if options.ci == "bootstrap" else None,
+        "level": options.level,
+        "seed": options.seed,
+        "anchor": options.anchor,
+        "anchor_rating": options.anchor_rating if options.anchor else None,
+        "elo_k": elo.K_FACTOR,
+        "min_category_votes": options.min_category_votes,
+    }
+
+
+def _anchor_index(names: list[str], options: RankOptions, notes: list[str]) -> int | None:
+    if not options.anchor:
+        return None
+    if options.anchor not in names:
+        notes.append(f"anchor {options.anchor!r} has no votes: ratings are centred on {bt.INIT_RATING:g} instead")
+        return None
+    return names.index(options.anchor)
+
+
+def _time_order(log: VoteLog) -> IntArray | None:
+    if log.tstamp is None or log.tstamp.size != log.size:
+        return None
+    return np.argsort(log.tstamp, kind="stable")
+
+
+def _percentiles(samples: FloatArray, level: float) -> tuple[FloatArray, FloatArray]:
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(samples, [tail, 100 - tail], axis=0)
+    return low, high
+
+
+def _z(level: float) -> float:
+    """The normal quantile for a two-sided interval (1.96 for 95%)."""
+    return float(ndtri(0.5 + level / 2))

@@ -1,0 +1,73 @@
+"""The leaderboard: `/leaderboard` (page) and `/api/leaderboard` (latest snapshot)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+
+from arena.db.session import SessionDep
+from arena.ratings.job import latest_snapshot
+
+router = APIRouter()
+
+EMPTY_MESSAGE = "No leaderboard yet: votes become ratings when `arena rank` runs."
+
+
+@router.get("/api/leaderboard", summary="The latest leaderboard snapshot")
+def leaderboard_api(session: SessionDep) -> JSONResponse:
+    """The latest snapshot as JSON; `{"status": "empty", ...}` before the first one."""
+    snapshot = latest_snapshot(session)
+    if snapshot is None:
+        return JSONResponse(empty_snapshot())
+    return JSONResponse({"status": "ok", **snapshot})
+
+
+@router.get("/leaderboard", response_class=HTMLResponse, include_in_schema=False)
+def leaderboard_page(request: Request, session: SessionDep) -> HTMLResponse:
+    """Ratings with 95% intervals, the style toggle, charts and categories."""
+    snapshot = latest_snapshot(session)
+    page = LeaderboardPage.of(snapshot)
+    return request.app.state.templates.TemplateResponse(request, "leaderboard.html", {"page": page})
+
+
+def empty_snapshot() -> dict[str, Any]:
+    return {
+        "status": "empty",
+        "message": EMPTY_MESSAGE,
+        "computed_at": None,
+        "votes_used": 0,
+        "excluded": {},
+        "leaderboard": [],
+        "style": None,
+        "categories": [],
+    }
+
+
+@dataclass(frozen=True)
+class LeaderboardPage:
+    """Context of `leaderboard.html`."""
+
+    snapshot: dict[str, Any] | None = field(metadata={"help": "The latest snapshot, None before the first"})
+    empty_message: str = field(default=EMPTY_MESSAGE, metadata={"help": "Shown when there is no snapshot"})
+
+    @classmethod
+    def of(cls, snapshot: dict[str, Any] | None) -> LeaderboardPage:
+        return cls(snapshot=snapshot)
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        return list(self.snapshot.get("leaderboard", [])) if self.snapshot else []
+
+    @property
+    def excluded_total(self) -> int:
+        return sum(self.snapshot.get("excluded", {}).values()) if self.snapshot else 0
+
+    @property
+    def snapshot_json(self) -> str:
+        """The snapshot for the page's script, safe inside <script type="application/json">."""
+        text = json.dumps(self.snapshot or empty_snapshot(), ensure_ascii=False, separators=(",", ":"))
+        return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

@@ -1,0 +1,473 @@
+"""Style features of an answer and the style-adjusted Bradley-Terry fit.
+
+`style_features(text)` counts what a reader sees before reading: length,
+list items, headers, emphasis and GPS coordinate mentions. Markdown is
+counted outside fenced code blocks (and outside inline code spans), so a
+code listing full of `#` comments is not a wall of headers.
+
+Length is counted with a regex tokenizer, since no model tokenizer ships
+with the arena: a token is a run of letters/digits (`\\w+` without CJK), a
+single CJK ideograph, kana or Hangul syllable, or a single punctuation mark.
+For English this lands within ~25% of a BPE token count, and it is the
+same count for every contender, which is what the style fit needs.
+
+The fit (GeoArena's style control, as in Chatbot Arena): one logistic
+regression over contender indicators and the five features of each battle,
+each taken as (a - b) / (a + b + 1) and z-scored. The coefficients say how
+much a unit (one standard deviation) of each feature moves the vote; the
+contender strengths are the ratings with style held equal.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.sparse import csr_matrix
+from scipy.special import expit
+
+from arena.ratings.bt import STEP_TOLERANCE, FloatArray, IntArray
+
+FEATURES = ("length", "list", "header", "emphasis", "gps")
+
+CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+TOKEN = re.compile(rf"[{CJK}]|[^\W{CJK}]+|[^\w\s]")
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+HEADER = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)", re.MULTILINE)
+ORDERED = re.compile(r"^[ \t]*\d{1,9}[.)][ \t]+\S", re.MULTILINE)
+UNORDERED = re.compile(r"^[ \t]*[-*+][ \t]+\S", re.MULTILINE)
+LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+", re.MULTILINE)
+INLINE_CODE = re.compile(r"(`+)[^`]*?\1")
+BOLD_STARS = re.compile(r"\*\*(?=\S)[^\n]+?(?<=\S)\*\*")
+BOLD_UNDERSCORES = re.compile(r"(?<!\w)__(?=\S)[^\n]+?(?<=\S)__(?!\w)")
+ITALIC_STAR = re.compile(r"(?<![*\w])\*(?=[^\s*])[^*\n]*?(?<=[^\s*])\*(?![*\w])")
+ITALIC_UNDERSCORE = re.compile(r"(?<![_\w])_(?=[^\s_])[^_\n]*?(?<=[^\s_])_(?![_\w])")
+
+# One coordinate in degrees: decimal or degrees-minutes-seconds, then a hemisphere.
+_DEG = r"\d{1,3}(?:[.,]\d+)?\s*°?"
+_MIN = r"(?:\s*\d{1,2}(?:\.\d+)?\s*['′’])?"
+_SEC = r"(?:\s*\d{1,2}(?:\.\d+)?\s*(?:\"|″|''|”))?"
+GPS_HEMISPHERE = re.compile(
+    rf"(?<![\w.]){_DEG}{_MIN}{_SEC}\s*[NS]\b[\s,;/]*{_DEG}{_MIN}{_SEC}\s*[EW]\b",
+    re.IGNORECASE,
+)
+# A signed decimal pair: in brackets with any decimals, bare with two or more.
+GPS_BRACKETED = re.compile(r"[(\[]\s*([-+−]?\d{1,2}(?:\.\d+)?)\s*,\s*([-+−]?\d{1,3}(?:\.\d+)?)\s*[)\]]")
+GPS_BARE = re.compile(r"(?<![\w.])([-+−]?\d{1,2}\.\d{2,})\s*,\s*([-+−]?\d{1,3}\.\d{2,})(?![\w.])")
+
+
+def style_features(text: str) -> dict[str, Any]:
+    """Counts for one answer, keyed like Chatbot Arena's `conv_metadata`.
+
+    >>> style_features("## Paris\\n- **Eiffel** tower at 48.8584° N, 2.2945° E")["gps_count"]
+    1
+    """
+    prose = _outside_fences(text)
+    no_code = INLINE_CODE.sub(" ", prose)
+    headers = [0] * 6
+    for match in HEADER.finditer(no_code):
+        headers[len(match.group(1)) - 1] += 1
+    body = LIST_MARKER.sub("", no_code)
+    bold_stars = len(BOLD_STARS.findall(body))
+    bold_underscores = len(BOLD_UNDERSCORES.findall(body))
+    unbolded = BOLD_UNDERSCORES.sub(" ", BOLD_STARS.sub(" ", body))
+    return {
+        "tokens": len(TOKEN.findall(text)),
+        "header_count": {f"h{i + 1}": count for i, count in enumerate(headers)},
+        "list_count": {
+            "ordered": len(ORDERED.findall(no_code)),
+            "unordered": len(UNORDERED.findall(no_code)),
+        },
+        "bold_count": {"**": bold_stars, "__": bold_underscores},
+        "italic_count": {
+            "*": len(ITALIC_STAR.findall(unbolded)),
+            "_": len(ITALIC_UNDERSCORE.findall(unbolded)),
+        },
+        "gps_count": count_gps(prose),
+    }
+
+
+def feature_vector(counts: dict[str, Any]) -> tuple[float, float, float, float, float]:
+    """The five style features (FEATURES order) from `style_features` counts."""
+    return (
+        float(counts.get("tokens", 0)),
+        float(sum(counts.get("list_count", {}).values())),
+        float(sum(counts.get("header_count", {}).values())),
+        float(sum(counts.get("bold_count", {}).values()) + sum(counts.get("italic_count", {}).values())),
+        float(counts.get("gps_count", 0)),
+    )
+
+
+def count_gps(text: str) -> int:
+    """Coordinate mentions: `48.8584° N, 2.2945° E`, `48°51′30″N 2°17′40″E`,
+    `(48.86, 2.29)`, `-33.8568, 151.2153`. Pairs outside +-90/+-180 are not counted."""
+    found = len(GPS_HEMISPHERE.findall(text))
+    rest = GPS_HEMISPHERE.sub(" ", text)
+    for pattern in (GPS_BRACKETED, GPS_BARE):
+        for lat, lon in pattern.findall(rest):
+            if _plausible(lat, lon):
+                found += 1
+        rest = pattern.sub(" ", rest)
+    return found
+
+
+def style_differences(features_a: FloatArray, features_b: FloatArray) -> FloatArray:
+    """(a - b) / (a + b + 1) per feature; features are counts, so never negative."""
+    fa = np.asarray(features_a, dtype=np.float64)
+    fb = np.asarray(features_b, dtype=np.float64)
+    return (fa - fb) / (fa + fb + 1.0)
+
+
+def standardize(diff: FloatArray, weight: FloatArray | None = None) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """z-score each column (weighted by vote counts); a constant column stays 0."""
+    w = np.ones(diff.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)
+    total = w.sum()
+    mean = (w @ diff) / total
+    var = (w @ (diff - mean) ** 2) / total
+    std = np.sqrt(var)
+    safe = np.where(std > 0, std, 1.0)
+    z = (diff - mean) / safe
+    z[:, std == 0] = 0.0
+    return z, mean, std
+
+
+@dataclass(frozen=True)
+class StyleFit:
+    """Contender strengths (natural units, sum zero) and style coefficients."""
+
+    theta: FloatArray
+    beta: FloatArray
+    iterations: int
+    gradient_norm: float
+
+
+class StyleProblem:
+    """Battles sorted by contender pair, ready for repeated Newton fits.
+
+    Sorting once turns every per-pair sum into a sparse product with a fixed
+    structure: one pass over a million battles is a few vectorised sweeps
+    plus two `csr @ dense` products, and the (n + 5)-square Hessian is
+    assembled from the per-pair sums.
+    """
+
+    # Above this many battle-rounds the style bootstrap takes one exact Newton
+    # step per round from the full-data fit (see `bootstrap`).
+    EXACT_BOOTSTRAP_LIMIT = 20_000_000
+
+    def __init__(
+        self,
+        a: IntArray,
+        b: IntArray,
+        outcome: FloatArray,
+        z: FloatArray,
+        n: int,
+        weight: FloatArray | None = None,
+        ridge: float = 0.0,
+    ) -> None:
+        key = np.asarray(a, dtype=np.int64) * n + np.asarray(b, dtype=np.int64)
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        size = key.size
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if size else np.zeros(0, np.int64)
+        self.n = n
+        self.k = z.shape[1]
+        self.order = order
+        self.indptr = np.r_[starts, size].astype(np.int64)
+        self.seglen = np.diff(self.indptr)
+        self.columns = np.arange(size, dtype=np.int64)
+        self.pa = key[starts] // n
+        self.pb = key[starts] % n
+        self.y = np.asarray(outcome, dtype=np.float64)[order]
+        self.z = np.ascontiguousarray(np.asarray(z, dtype=np.float64)[order])
+        upper = np.triu_indices(self.k)
+        self._upper = upper
+        # [1, z, z_j z_l (j <= l)]: one sparse product gives every Hessian sum
+        self.design = np.empty((size, 1 + self.k + upper[0].size))
+        self.design[:, 0] = 1.0
+        self.design[:, 1 : 1 + self.k] = self.z
+        for s in range(0, size, 65536):  # in blocks: a column gather over all rows thrashes the cache
+            block = self.z[s : s + 65536]
+            np.multiply(block[:, upper[0]], block[:, upper[1]], out=self.design[s : s + 65536, 1 + self.k :])
+        self.weight = None if weight is None else np.asarray(weight, dtype=np.float64)[order]
+        self.ridge = ridge
+
+    @property
+    def size(self) -> int:
+        return int(self.y.size)
+
+    @property
+    def pairs(self) -> int:
+        return int(self.pa.size)
+
+    def fit(self, init: StyleFit | None = None, weight: FloatArray | None = None, max_iterations: int = 50) -> StyleFit:
+        """Newton's method from `init` (or zero) until no parameter moves more
+        than STEP_TOLERANCE; `weight` (in sorted order) overrides the vote counts."""
+        w = self.weight if weight is None else weight
+        params = np.zeros(self.n + self.k) if init is None else np.r_[init.theta, init.beta]
+        loss = self._loss(params, w)
+        iteration = 0
+        for iteration in range(1, max_iterations + 1):
+            grad, hess = self._derivatives(params, w)
+            step = self._solve(grad, hess)
+            t = 1.0
+            while True:  # damped Newton: halve until the loss does not rise
+                new_loss = self._loss(params + t * step, w)
+                if new_loss <= loss + 1e-12 * abs(loss) or t < 1e-6:
+                    break
+                t /= 2
+            loss = new_loss
+            params = params + t * step
+            params[: self.n] -= params[: self.n].mean()
+            if float(np.abs(t * step).max(initial=0.0)) < STEP_TOLERANCE:
+                break
+        grad, _ = self._derivatives(params, w, hessian=False)
+        return StyleFit(params[: self.n], params[self.n :], iteration, float(np.linalg.norm(grad)))
+
+    def bootstrap(
+        self,
+        full: StyleFit,
+        rounds: int,
+        seed: int,
+        *,
+        exact: bool | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> tuple[FloatArray, FloatArray, str]:
+        """Strengths and coefficients on `rounds` multinomial resamples of the battles.
+
+        `exact=True` refits every round to convergence, warm-started from the
+        full-data solution. `exact=False` takes one exact Newton step per
+        round from it (the one-step bootstrap: its error is quadratic in the
+        round's deviation, far below the Monte Carlo error of 100 rounds),
+        computed for all rounds at once with BLAS. `None` picks exact while
+        battles x rounds <= EXACT_BOOTSTRAP_LIMIT. Returns (thetas, betas, method).
+        """
+        if exact is None:
+            exact = self.size * rounds <= self.EXACT_BOOTSTRAP_LIMIT
+        children = np.random.SeedSequence(seed).spawn(rounds)
+        if not exact:
+            thetas, betas = self._one_step_bootstrap(full, children, progress)
+            return thetas, betas, "one Newton step per round from the full-data fit"
+        thetas = np.empty((rounds, self.n))
+        betas = np.empty((rounds, self.k))
+        draws = _ChunkedMultinomial(self.size, self.weight)
+        for i in range(rounds):
+            w = draws.full(np.random.default_rng(children[i]))
+            fit = self.fit(init=full, weight=w)
+            thetas[i], betas[i] = fit.theta, fit.beta
+            if progress is not None:
+                progress(1)
+        return thetas, betas, "exact refit per round, warm-started"
+
+    # -- passes over the battles ---------------------------------------------
+
+    def _solve(self, grad: FloatArray, hess: FloatArray) -> FloatArray:
+        if self.ridge:
+            return -np.linalg.solve(hess, grad)
+        # theta is defined up to a constant: hold theta[0], solve the rest
+        keep = np.r_[np.arange(1, self.n), np.arange(self.n, self.n + self.k)]
+        step = np.zeros_like(grad)
+        step[keep] = -np.linalg.solve(hess[np.ix_(keep, keep)], grad[keep])
+        return step
+
+    def _margin(self, params: FloatArray) -> FloatArray:
+        theta, beta = params[: self.n], params[self.n :]
+        d = np.repeat(theta[self.pa] - theta[self.pb], self.seglen)
+        d += self.z @ beta
+        return d
+
+    def _loss(self, params: FloatArray, w: FloatArray | None) -> float:
+        d = self._margin(params)
+        # -[y log s(d) + (1 - y) log s(-d)] = log(1 + e^d) - y d
+        nll = np.logaddexp(0, d)
+        nll -= self.y * d
+        total = float(nll.sum() if w is None else nll @ w)
+        return total + 0.5 * self.ridge * float(params[: self.n] @ params[: self.n])
+
+    def _per_pair(self, values: FloatArray, columns: int) -> FloatArray:
+        """Per pair: sum over its battles of values_i * design_i[:columns]."""
+        matrix = csr_matrix((values, self.columns, self.indptr), shape=(self.pairs, self.size))
+        return np.asarray(matrix @ self.design[:, :columns])
+
+    def _derivatives(self, params: FloatArray, w: FloatArray | None, hessian: bool = True) -> tuple[FloatArray, FloatArray]:
+        p = expit(self._margin(params))
+        r = p - self.y
+        if w is not None:
+            r *= w
+        grad_sums = self._per_pair(r, 1 + self.k)
+        if not hessian:
+            return self._gradient(params, grad_sums), np.zeros(0)
+        h = p
+        h *= 1 - p
+        if w is not None:
+            h *= w
+        return self._gradient(params, grad_sums), self._hessian(self._per_pair(h, self.design.shape[1]))
+
+    def _gradient(self, params: FloatArray, sums: FloatArray) -> FloatArray:
+        n = self.n
+        grad = np.empty(n + self.k)
+        grad[:n] = np.bincount(self.pa, sums[:, 0], n) - np.bincount(self.pb, sums[:, 0], n)
+        grad[:n] += self.ridge * params[:n]
+        grad[n:] = sums[:, 1 : 1 + self.k].sum(axis=0)
+        return grad
+
+    def _hessian(self, sums: FloatArray) -> FloatArray:
+        """Assemble the Hessian from per-pair sums of h * [1, z, z z^T]."""
+        n, k = self.n, self.k
+        hess = np.empty((n + k, n + k))
+        pair_h = sums[:, 0]
+        flat = np.bincount(self.pa * n + self.pb, pair_h, n * n) + np.bincount(self.pb * n + self.pa, pair_h, n * n)
+        off = flat.reshape(n, n)
+        hess[:n, :n] = -off
+        hess[np.arange(n), np.arange(n)] += off.sum(axis=1) + self.ridge
+        cross = np.empty((n, k))
+        for j in range(k):
+            cross[:, j] = np.bincount(self.pa, sums[:, 1 + j], n) - np.bincount(self.pb, sums[:, 1 + j], n)
+        hess[:n, n:] = cross
+        hess[n:, :n] = cross.T
+        zz = np.zeros((k, k))
+        zz[self._upper] = sums[:, 1 + k :].sum(axis=0)
+        hess[n:, n:] = zz + np.triu(zz, 1).T
+        return hess
+
+    def _one_step_bootstrap(
+        self,
+        full: StyleFit,
+        children: list[np.random.SeedSequence],
+        progress: Callable[[int], None] | None,
+    ) -> tuple[FloatArray, FloatArray]:
+        """One Newton step from the full-data fit for every round at once.
+
+        At the full-data solution each battle's residual r and curvature h are
+        fixed, so a round's gradient and Hessian are linear in its battle
+        multiplicities W: per pair, W[:, pair]^T @ [r, r z, h, h z, h z z^T]
+        is one small matrix product over all rounds. W is drawn chunk by chunk
+        (how many of a round's N draws land in each chunk, then which battles),
+        an exact multinomial resample that never holds the whole (N x rounds).
+        """
+        rounds, n, k = len(children), self.n, self.k
+        params = np.r_[full.theta, full.beta]
+        p = expit(self._margin(params))
+        r = p - self.y
+        h = p * (1 - p)
+        draws = _ChunkedMultinomial(self.size, self.weight)
+        rngs = [np.random.default_rng(c) for c in children]
+        landing = np.stack([draws.landing(g) for g in rngs])
+        # per pair only [r, h, h z] matter (7 columns); the style block needs only totals
+        per_pair = np.zeros((self.pairs, rounds, 2 + k))
+        totals = np.zeros((rounds, self.design.shape[1] - 1))
+        for c, (s, e) in enumerate(draws.spans):
+            w = np.empty((rounds, e - s))
+            for i, g in enumerate(rngs):
+                w[i] = draws.chunk(g, c, landing[i, c])
+            design = self.design[s:e]
+            local = np.empty((e - s, 2 + k))
+            local[:, 0] = r[s:e]
+            local[:, 1] = h[s:e]
+            np.multiply(design[:, 1 : 1 + k], h[s:e, None], out=local[:, 2:])
+            spread = np.empty((e - s, design.shape[1] - 1))
+            np.multiply(design[:, 1 : 1 + k], r[s:e, None], out=spread[:, :k])
+            np.multiply(design[:, 1 + k :], h[s:e, None], out=spread[:, k:])
+            totals += w @ spread
+            # pair segments that overlap this chunk
+            first = int(np.searchsorted(self.indptr, s, side="right")) - 1
+            last = int(np.searchsorted(self.indptr, e, side="left"))
+            for pair in range(first, last):
+                lo = max(int(self.indptr[pair]), s) - s
+                hi = min(int(self.indptr[pair + 1]), e) - s
+                if hi > lo:
+                    per_pair[pair] += w[:, lo:hi] @ local[lo:hi]
+            if progress is not None:
+                progress(0)
+        grad_sums = np.zeros((rounds, self.pairs, 1 + k))
+        hess_sums = np.zeros((rounds, self.pairs, self.design.shape[1]))
+        grad_sums[:, :, 0] = per_pair[:, :, 0].T
+        hess_sums[:, :, 0] = per_pair[:, :, 1].T
+        hess_sums[:, :, 1 : 1 + k] = per_pair[:, :, 2:].transpose(1, 0, 2)
+        # totals go in as if they belonged to the first pair: only their sum is used
+        grad_sums[:, 0, 1:] = totals[:, :k]
+        hess_sums[:, 0, 1 + k :] = totals[:, k:]
+        thetas = np.empty((rounds, n))
+        betas = np.empty((rounds, k))
+        for i in range(rounds):
+            step = self._solve(self._gradient(params, grad_sums[i]), self._hessian(hess_sums[i]))
+            thetas[i] = full.theta + step[:n] - step[:n].mean()
+            betas[i] = full.beta + step[n:]
+            if progress is not None:
+                progress(1)
+        return thetas, betas
+
+
+# -- helpers -----------------------------------------------------------------
+
+
+class _ChunkedMultinomial:
+    """A multinomial resample of N battles (with vote counts as multiplicities),
+    drawn chunk by chunk: first how many of the N draws land in each chunk,
+    then which battles within it. Round i draws only from its own generator,
+    in the same order whether the rounds are drawn whole or chunk-major."""
+
+    CHUNK = 100_000
+
+    def __init__(self, size: int, weight: FloatArray | None) -> None:
+        bounds = np.unique(np.r_[np.arange(0, size, self.CHUNK), size])
+        self.spans = [(int(s), int(e)) for s, e in zip(bounds[:-1], bounds[1:], strict=True)]
+        self.weight = weight
+        if weight is None:
+            mass = np.diff(bounds).astype(np.float64)
+            self.total = size
+        else:
+            mass = np.array([weight[s:e].sum() for s, e in self.spans])
+            self.total = int(round(float(weight.sum())))
+        self.share = mass / mass.sum() if mass.size else mass
+        self.size = size
+
+    def landing(self, rng: np.random.Generator) -> IntArray:
+        return rng.multinomial(self.total, self.share)
+
+    def chunk(self, rng: np.random.Generator, index: int, draws: int) -> IntArray:
+        s, e = self.spans[index]
+        if self.weight is None:
+            picks = rng.integers(0, e - s, draws, dtype=np.int32)
+        else:
+            cumulative = np.cumsum(self.weight[s:e])
+            picks = np.searchsorted(cumulative, rng.random(draws) * cumulative[-1], side="right")
+            picks = np.minimum(picks, e - s - 1)
+        return np.bincount(picks, minlength=e - s)
+
+    def full(self, rng: np.random.Generator) -> FloatArray:
+        landing = self.landing(rng)
+        out = np.empty(self.size)
+        for c, (s, e) in enumerate(self.spans):
+            out[s:e] = self.chunk(rng, c, int(landing[c]))
+        return out
+
+
+def _outside_fences(text: str) -> str:
+    """The text with fenced code blocks (``` or ~~~) removed; an unclosed
+    fence runs to the end, as in CommonMark."""
+    kept: list[str] = []
+    fence: str | None = None
+    for line in text.splitlines():
+        match = FENCE.match(line)
+        if fence is None:
+            if match:
+                fence = match.group(1)
+                continue
+            kept.append(line)
+        elif match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) and not line.strip()[len(match.group(1)) :].strip():
+            fence = None
+    return "\n".join(kept)
+
+
+def _plausible(lat: str, lon: str) -> bool:
+    try:
+        la = float(lat.replace("−", "-"))
+        lo = float(lon.replace("−", "-"))
+    except ValueError:
+        return False
+    return math.isfinite(la) and math.isfinite(lo) and abs(la) <= 90 and abs(lo) <= 180
