@@ -1,0 +1,147 @@
+"""The code interpreter's bubblewrap sandbox: escape attempts are contained."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from arena.gate.registry import ImageRegistry
+from arena.gate.settings import GateSettings
+from arena.gate.tools.code import CodeSandbox, code_interpreter_tool, code_tools
+
+SANDBOX = CodeSandbox(timeout=4, memory_mb=512)
+REASON = SANDBOX.unavailable()
+pytestmark = pytest.mark.skipif(bool(REASON), reason=f"code sandbox unavailable: {REASON}")
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[int, list[object]]]:
+    """A TCP server on 127.0.0.1 that records every connection it accepts."""
+    accepted: list[object] = []
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                accepted.append(conn)
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    stop.set()
+    thread.join()
+    server.close()
+
+
+def sandbox_processes() -> int:
+    """Processes on the host owned by the sandbox's host user."""
+    uid = 65534 if os.geteuid() == 0 else os.geteuid()
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid and uid == 65534:
+                    count += 1
+            except FileNotFoundError:
+                continue
+    return count
+
+
+class TestSandbox:
+    async def test_runs_python_with_numpy(self) -> None:
+        result = await SANDBOX.run("import numpy as np\nprint(round(float(np.hypot(3, 4)), 1))\nprint(6*7)")
+        assert result.exit_code == 0 and result.stdout == "5.0\n42\n"
+
+    async def test_no_network_even_to_loopback(self, listener: tuple[int, list[object]]) -> None:
+        port, accepted = listener
+        result = await SANDBOX.run(
+            "import socket\n"
+            f"for host in ('127.0.0.1', '1.1.1.1'):\n"
+            "    try:\n"
+            f"        socket.create_connection((host, {port} if host == '127.0.0.1' else 80), timeout=2)\n"
+            "        print(host, 'connected')\n"
+            "    except OSError as e:\n"
+            "        print(host, 'blocked', e.errno)\n"
+        )
+        assert "connected" not in result.stdout
+        assert result.stdout.count("blocked") == 2
+        assert accepted == []
+
+    async def test_host_files_are_not_visible(self) -> None:
+        result = await SANDBOX.run(
+            "import os\nprint(open('/etc/passwd').read())\n"
+            "print([p for p in ('/root', '/home', '/work', '/etc/shadow', '/etc/resolv.conf') if os.path.exists(p)])\n"
+            "print(os.getuid())"
+        )
+        assert result.stdout.splitlines() == ["sandbox:x:1000:1000:sandbox:/tmp:/usr/sbin/nologin", "", "[]", "1000"]
+        host_passwd = Path("/etc/passwd").read_text()
+        assert "root:x:0:0" in host_passwd and "root:x:0:0" not in result.stdout
+
+    async def test_system_is_read_only_and_tmp_is_private(self) -> None:
+        marker = Path("/tmp") / f"gate-sandbox-marker-{os.getpid()}"
+        result = await SANDBOX.run(
+            "try:\n    open('/usr/bin/evil', 'w')\nexcept OSError as e:\n    print('usr', e.errno)\n"
+            f"open('/tmp/{marker.name}', 'w').write('x')\nprint('tmp ok')"
+        )
+        assert result.stdout == "usr 30\ntmp ok\n"  # EROFS
+        assert not marker.exists()  # the sandbox's /tmp is its own
+
+    async def test_fork_bomb_is_contained(self) -> None:
+        started = time.monotonic()
+        result = await SANDBOX.run("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n")
+        assert time.monotonic() - started < SANDBOX.timeout + 3
+        assert result.exit_code != 0
+        deadline = time.monotonic() + 5  # the kernel tears the pid namespace down asynchronously
+        while sandbox_processes() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert sandbox_processes() == 0  # nothing left behind
+
+    async def test_four_gigabytes_cannot_be_allocated(self) -> None:
+        result = await SANDBOX.run("x = bytearray(4 * 1024**3)\nprint('allocated')")
+        assert "allocated" not in result.stdout and "MemoryError" in result.stderr
+
+    async def test_endless_loop_hits_the_time_limit(self) -> None:
+        started = time.monotonic()
+        result = await SANDBOX.run("while True:\n    pass")
+        assert time.monotonic() - started < SANDBOX.timeout + 3
+        assert result.timed_out or (result.exit_code or 0) < 0 or (result.exit_code or 0) >= 128
+
+    async def test_output_is_capped(self) -> None:
+        result = await SANDBOX.run("import sys\nwhile True:\n    sys.stdout.write('x' * 65536)")
+        assert result.truncated and len(result.stdout) == SANDBOX.max_output_bytes
+        assert result.status() == "stopped: too much output"
+
+
+class TestCodeInterpreterTool:
+    async def test_observation_reports_output_and_errors(self, street: Image.Image) -> None:
+        tool = code_interpreter_tool(SANDBOX)
+        ok = await tool.run({"code": "print(sum(range(10)))"}, ImageRegistry(street))
+        assert ok.observation == "exit code 0\nstdout:\n45\n" and ok.summary == "exit code 0: 45"
+        failed = await tool.run({"code": "1/0"}, ImageRegistry(street))
+        assert failed.observation.startswith("exit code 1\nstderr:") and "ZeroDivisionError" in failed.observation
+
+    def test_offered_only_when_switched_on(self) -> None:
+        assert [t.name for t in code_tools(GateSettings())[0]] == ["code_interpreter"]
+        assert code_tools(GateSettings(code=False)) == ([], {"code_interpreter": "turned off ([tools] code = false)"})
+
+
+class TestWithoutBubblewrap:
+    def test_disabled_with_a_reason(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(shutil, "which", lambda name: None)
+        tools, disabled = code_tools(GateSettings())
+        assert tools == [] and "bubblewrap (bwrap) is not installed" in disabled["code_interpreter"]
