@@ -21,6 +21,7 @@
   const formError = document.getElementById("form-error");
   const submit = document.getElementById("submit");
   const battleSection = document.getElementById("battle");
+  const battleHeading = document.getElementById("battle-heading");
   const questionPhoto = document.getElementById("question-photo");
   const questionPrompt = document.getElementById("question-prompt");
   const verdictNote = document.getElementById("verdict-note");
@@ -177,9 +178,14 @@
       ended: false,
       startedAt: performance.now(),
       voted: false,
+      clock: 0,
     };
     for (const side of Object.values(battle.sides)) setStatus(side, "Thinking…", "thinking");
-    listen(battle);
+    const current = battle;
+    current.clock = window.setInterval(() => tick(current), 1000);
+    listen(current);
+    // The focused submit button just disappeared: move focus to the battle.
+    battleHeading.focus({ preventScroll: true });
     battleSection.scrollIntoView({ behavior: "smooth", block: "start" });
   }
 
@@ -189,6 +195,7 @@
       pane,
       name: pane.querySelector('[data-role="name"]'),
       status: pane.querySelector('[data-role="status"]'),
+      clock: pane.querySelector('[data-role="clock"]'),
       answer: pane.querySelector('[data-role="answer"]'),
       trajectory: pane.querySelector('[data-role="trajectory"]'),
       state: "thinking",
@@ -278,9 +285,22 @@
     }
   }
 
+  // Seconds since the battle started, beside each side still working.
+  function tick(current) {
+    const seconds = Math.round((performance.now() - current.startedAt) / 1000);
+    let working = false;
+    for (const side of Object.values(current.sides)) {
+      const active = side.state === "thinking" || side.state === "streaming";
+      side.clock.textContent = active ? `${seconds} s` : "";
+      working = working || active;
+    }
+    if (!working) window.clearInterval(current.clock);
+  }
+
   function setStatus(side, text, state) {
     side.state = state;
     side.status.textContent = text;
+    if (state !== "thinking" && state !== "streaming") side.clock.textContent = "";
     side.pane.dataset.state = state;
     side.pane.setAttribute("aria-busy", String(state === "thinking" || state === "streaming"));
   }
@@ -410,7 +430,10 @@
   newBattleButton.addEventListener("click", resetPage);
 
   function resetPage() {
-    if (battle && battle.source) battle.source.close();
+    if (battle) {
+      battle.source.close();
+      window.clearInterval(battle.clock);
+    }
     battle = null;
     for (const key of ["a", "b"]) {
       const side = paneOf(key);
