@@ -95,7 +95,10 @@
 
   function argsFull(args) {
     if (!args || typeof args !== "object") return text(args);
-    var out = safeJson(args, 2);
+    // indented objects, but short arrays of numbers or strings on one line
+    var out = safeJson(args, 2).replace(/\[\s+([^\[\]{}]*?)\s+\]/g, function (_, inner) {
+      return "[" + inner.replace(/\s*\n\s*/g, " ") + "]";
+    });
     return out === "{}" ? "(none)" : out;
   }
 

@@ -17,6 +17,7 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -152,8 +153,10 @@ class _Trajectory:
         splitter = _AnswerSplitter(final=final, fallback=not self.native)
         specs = [t.spec for t in self.tools.values()] if self.native else []
         try:
-            async with asyncio.timeout_at(hard if final else soft) as deadline:
-                async for event in self.agent.model.chat(messages, specs):
+            async with asyncio.timeout_at(hard if final else soft) as deadline, aclosing(
+                self.agent.model.chat(messages, specs)
+            ) as stream:
+                async for event in stream:
                     if isinstance(event, TextDelta):
                         for piece in splitter.feed(event.text):
                             yield TextDelta(piece)

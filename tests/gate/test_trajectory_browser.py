@@ -1,0 +1,117 @@
+"""static/trajectory.js in headless Chromium: steps render as a collapsible
+timeline with thumbnails, and model text never becomes HTML."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from arena.gate.registry import ImageRegistry
+from arena.gate.tools.image import crop, super_resolution
+from arena.images.store import ImageStore
+from tests.gate.conftest import photo
+from tests.servers import serve_in_thread
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path(os.environ.get("GEOARENA_CHROMIUM", "/usr/bin/chromium"))
+PAGE = """<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="/static/arena.css">
+<script src="/static/trajectory.js"></script></head>
+<body><main style="max-width:640px;margin:1rem auto"><article class="pane">
+<div class="trajectory" id="t"></div><div class="answer" id="answer"></div></article></main></body></html>"""
+HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script> **bold**'
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    store = ImageStore(tmp_path_factory.mktemp("images"))
+    registry = ImageRegistry(photo("level1-1.jpg"), store)
+    car = registry.add(super_resolution(registry.get("img_0").image, [0.6, 0.5, 0.9, 0.8], 2), "2x car")
+    fence = registry.add(crop(registry.get("img_0").image, [0.0, 0.55, 0.5, 0.9]), "fence")
+
+    async def image(request: Request) -> Response:
+        try:
+            return Response(store.get(request.path_params["sha"]), media_type="image/jpeg")
+        except KeyError:
+            return Response(status_code=404)
+
+    async def index(request: Request) -> Response:
+        return HTMLResponse(PAGE)
+
+    app = Starlette(routes=[Route("/", index), Route("/images/{sha}", image),
+                            Mount("/static", StaticFiles(directory=ROOT / "static"))])
+    steps = [
+        {"side": "a", "tool": "super_resolution", "args": {"image": "img_0", "box": [0.6, 0.5, 0.9, 0.8], "factor": 2},
+         "observation": f"Produced {car.describe()}.", "thought": "The number plate could tell the country.",
+         "image_refs": [car.sha256], "ok": True},
+        {"side": "a", "tool": "crop", "args": {"box": [0, 0, 640, 300]},
+         "observation": "box [0, 0, 640, 300]: coordinates are fractions of the image between 0 and 1, not pixels",
+         "thought": "", "image_refs": [], "ok": False},
+        {"side": "a", "tool": "crop", "args": {"box": [0.0, 0.55, 0.5, 0.9]}, "observation": f"Produced {fence.describe()}.",
+         "thought": "Look at the road markings.", "image_refs": [fence.sha256, "../../etc/passwd"], "ok": True},
+        {"side": "a", "tool": "visit", "args": {"url": "https://example.org/<b>x</b>"}, "observation": HOSTILE,
+         "thought": HOSTILE, "image_refs": [], "ok": True},
+    ]
+    with serve_in_thread(app) as url:
+        yield url, steps
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: `apt-get install -y chromium` (or set GEOARENA_CHROMIUM)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"])
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+class TestTrajectoryTimeline:
+    def test_renders_steps_thumbnails_and_only_text(self, site: tuple[str, list[dict[str, Any]]], browser: Any) -> None:
+        url, steps = site
+        page = browser.new_page(viewport={"width": 800, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url + "/")
+        for step in steps:
+            page.evaluate("(step) => window.GeoArenaTrajectory.renderStep(document.getElementById('t'), step)", step)
+        assert page.locator(".gate-trajectory__summary").inner_text() == "Tool use: 4 steps (1 failed)"
+        assert page.locator(".gate-step").count() == 4
+        assert page.locator(".gate-step--failed .gate-step__tool").inner_text() == "crop"
+        # thumbnails: only valid digests become images, and they load from /images/{sha}
+        thumbs = page.locator(".gate-step__thumb img")
+        assert thumbs.count() == 2
+        page.wait_for_function("() => [...document.querySelectorAll('.gate-step__thumb img')].every(i => i.complete && i.naturalWidth > 0)")
+        assert thumbs.nth(0).get_attribute("src") == f"/images/{steps[0]['image_refs'][0]}"
+        # details are collapsed until clicked
+        first = page.locator(".gate-step__details").nth(0)
+        assert not first.evaluate("d => d.open")
+        first.locator("summary").click()
+        assert first.evaluate("d => d.open")
+        assert "The number plate could tell the country." in first.inner_text()
+        # hostile text stays text: no element was created from it, nothing ran
+        hostile = page.locator(".gate-step__details").nth(3)
+        hostile.locator("summary").click()
+        assert HOSTILE in hostile.locator(".gate-step__pre").nth(1).inner_text()
+        assert page.evaluate("() => window.pwned") is None
+        assert page.locator("#t script, #t b, #t img:not(.gate-step__thumb img)").count() == 0
+        assert errors == []
+        shots = ROOT / "screenshots"
+        shots.mkdir(exist_ok=True)
+        page.locator(".pane").screenshot(path=str(shots / "gate-trajectory.png"))
+        page.close()
