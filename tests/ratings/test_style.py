@@ -1,0 +1,150 @@
+"""Style features of an answer, and the style-adjusted fit."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from arena.ratings import bt
+from arena.ratings.style import (
+    StyleProblem,
+    count_gps,
+    feature_vector,
+    standardize,
+    style_differences,
+    style_features,
+)
+from tests.ratings.simulate import simulate
+
+ANSWER = """# Paris, France
+
+The photo shows the **Eiffel Tower** from the *Champ de Mars*.
+
+## Evidence
+1. The iron lattice tower
+2. __Haussmann__ facades
+- Street signs in _French_
+* A Vélib' bike station
++ Parisian benches
+
+Coordinates: 48.8584° N, 2.2945° E, or in decimal (48.8584, 2.2945).
+
+```python
+# not a header
+- not a list item
+**not bold** at 1.5, 2.5
+```
+"""
+
+
+class TestStyleFeatures:
+    def test_counts_markdown_outside_fenced_code(self):
+        counts = style_features(ANSWER)
+        assert counts["header_count"] == {"h1": 1, "h2": 1, "h3": 0, "h4": 0, "h5": 0, "h6": 0}
+        assert counts["list_count"] == {"ordered": 2, "unordered": 3}
+        assert counts["bold_count"] == {"**": 1, "__": 1}
+        assert counts["italic_count"] == {"*": 1, "_": 1}
+        assert counts["gps_count"] == 2
+
+    def test_unclosed_fence_hides_the_rest(self):
+        counts = style_features("# Title\n~~~\n# hidden\n- hidden\n")
+        assert sum(counts["header_count"].values()) == 1
+        assert counts["list_count"] == {"ordered": 0, "unordered": 0}
+
+    def test_inline_code_is_not_emphasis(self):
+        assert style_features("use `**kwargs` and `_private`")["bold_count"] == {"**": 0, "__": 0}
+        assert style_features("use `**kwargs` and `_private`")["italic_count"] == {"*": 0, "_": 0}
+
+    def test_snake_case_and_arithmetic_are_not_emphasis(self):
+        counts = style_features("the variable my_long_name and 2 * 3 * 4")
+        assert counts["italic_count"] == {"*": 0, "_": 0}
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("48.8584° N, 2.2945° E", 1),
+            ("48°51′30″N 2°17′40″E", 1),
+            ("33.8568° S 151.2153° E and 40.6892° N, 74.0445° W", 2),
+            ("(48.86, 2.29)", 1),
+            ("-33.8568, 151.2153", 1),
+            ("[35.6586, 139.7454]", 1),
+            ("version 1.5, 2.5 of the tool", 0),  # one decimal, no brackets
+            ("(95.1, 20.2)", 0),  # latitude out of range
+            ("12 apples, 3 pears", 0),
+        ],
+    )
+    def test_gps_mentions(self, text, expected):
+        assert count_gps(text) == expected
+
+    def test_tokens_count_words_cjk_characters_and_punctuation(self):
+        assert style_features("Hello, world!")["tokens"] == 4
+        assert style_features("东京塔")["tokens"] == 3
+        assert style_features("東京 Tower")["tokens"] == 3
+
+    def test_feature_vector_sums_each_family(self):
+        counts = style_features(ANSWER)
+        length, lists, headers, emphasis, gps = feature_vector(counts)
+        assert (lists, headers, emphasis, gps) == (5.0, 2.0, 4.0, 2.0)
+        assert length == counts["tokens"]
+
+    def test_differences_and_z_scores(self):
+        diff = style_differences(np.array([[3.0, 0.0]]), np.array([[1.0, 0.0]]))
+        assert diff.tolist() == [[0.4, 0.0]]  # (3 - 1) / (3 + 1 + 1)
+        z, mean, std = standardize(np.array([[1.0, 0.0], [3.0, 0.0]]))
+        assert z.tolist() == [[-1.0, 0.0], [1.0, 0.0]] and std.tolist() == [1.0, 0.0]
+
+
+def style_data(seed: int, votes: int, effect: np.ndarray, strengths: np.ndarray):
+    rng = np.random.default_rng(seed)
+    a, b, y, fa, fb = simulate(strengths, votes, rng, style_effect=effect)
+    z, _, _ = standardize(style_differences(fa, fb))
+    return a, b, y, z
+
+
+class TestStyleFit:
+    effect = np.array([0.5, 0.1, -0.15, -0.1, 0.06])
+    strengths = np.array([-0.5, 0.0, 0.4, 0.8])
+
+    def test_recovers_a_known_style_effect(self):
+        a, b, y, z = style_data(1, 60_000, self.effect, self.strengths)
+        fit = StyleProblem(a, b, y, z, 4).fit()
+        assert np.abs(fit.beta - self.effect).max() < 0.04
+        assert np.abs(bt.to_ratings(fit.theta) - bt.to_ratings(self.strengths)).max() < 15
+        assert fit.gradient_norm < 1e-6
+
+    def test_matches_a_plain_logistic_regression_of_the_joint_model(self):
+        a, b, y, z = style_data(2, 3000, self.effect, self.strengths)
+        fit = StyleProblem(a, b, y, z, 4).fit()
+        x = np.zeros((y.size, 4 + 5))
+        x[np.arange(y.size), a] = 1
+        x[np.arange(y.size), b] = -1
+        x[:, 4:] = z
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lr = LogisticRegression(fit_intercept=False, C=np.inf, solver="newton-cholesky", tol=1e-12, max_iter=500)
+            lr.fit(x, y)
+        assert np.abs(bt.to_ratings(lr.coef_[0][:4]) - bt.to_ratings(fit.theta)).max() < 0.01
+        assert np.abs(lr.coef_[0][4:] - fit.beta).max() < 1e-5
+
+    def test_one_step_bootstrap_tracks_the_exact_refits(self):
+        a, b, y, z = style_data(3, 20_000, self.effect, self.strengths)
+        problem = StyleProblem(a, b, y, z, 4)
+        full = problem.fit()
+        exact_t, exact_b, how_exact = problem.bootstrap(full, 30, seed=9, exact=True)
+        quick_t, quick_b, how_quick = problem.bootstrap(full, 30, seed=9, exact=False)
+        assert how_exact != how_quick
+        spread = (exact_t.std(axis=0) * bt.POINTS_PER_UNIT).max()
+        # the same resamples: the one-step answer sits within a few % of the round's spread
+        assert np.abs(exact_t - quick_t).max() * bt.POINTS_PER_UNIT < 0.1 * spread
+        assert np.abs(exact_b - quick_b).max() < 0.1 * exact_b.std(axis=0).max()
+
+    def test_bootstrap_is_reproducible(self):
+        a, b, y, z = style_data(4, 2000, self.effect, self.strengths)
+        problem = StyleProblem(a, b, y, z, 4)
+        full = problem.fit()
+        first = problem.bootstrap(full, 5, seed=1)
+        second = problem.bootstrap(full, 5, seed=1)
+        assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])
