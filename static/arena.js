@@ -10,6 +10,7 @@
   const MAX_BYTES = Number(root.dataset.maxBytes);
   const MAX_MB = root.dataset.maxMb;
   const ACCEPTED = (root.dataset.accepted || "").split(",").filter(Boolean);
+  const REDUCED_MOTION = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   const ACCEPTED_LABEL = root.dataset.acceptedLabel || "JPEG, PNG or WebP";
 
   const form = document.getElementById("battle-form");
@@ -186,7 +187,7 @@
     listen(current);
     // The focused submit button just disappeared: move focus to the battle.
     battleHeading.focus({ preventScroll: true });
-    battleSection.scrollIntoView({ behavior: "smooth", block: "start" });
+    battleSection.scrollIntoView({ behavior: REDUCED_MOTION ? "auto" : "smooth", block: "start" });
   }
 
   function paneOf(side) {

@@ -3,6 +3,7 @@ wait for both offline contenders, vote, see the reveal, start again."""
 
 from __future__ import annotations
 
+import base64
 import re
 import sqlite3
 from pathlib import Path
@@ -119,3 +120,33 @@ class TestArenaInBrowser:
 
         SCREENSHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / "arena-refusal-phone.png"), full_page=True)
+
+    def test_drop_a_photo_on_the_zone(self, arena_server: ArenaServer, desktop: Any, sample_photo: Path) -> None:
+        page = desktop
+        page.goto(arena_server.url + "/")
+        drop(page, "notes.txt", "text/plain", b"not a photo")
+        assert "not a photo we can read" in page.get_by_role("alert").inner_text()
+        assert page.locator("#photo-preview").is_hidden()
+
+        drop(page, sample_photo.name, "image/jpeg", sample_photo.read_bytes())
+        assert page.locator("#form-error").is_hidden()
+        preview = page.locator("#photo-preview")
+        preview.wait_for()
+        page.wait_for_function("document.querySelector('#photo-preview').naturalWidth > 0")
+        assert sample_photo.name in page.locator("#dropzone-title").inner_text()
+
+
+def drop(page: Any, name: str, mime: str, data: bytes) -> None:
+    """Drop a file on the drop zone the way a browser does: a `drop` event
+    carrying a DataTransfer."""
+    transfer = page.evaluate_handle(
+        """([name, mime, b64]) => {
+            const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));
+            const transfer = new DataTransfer();
+            transfer.items.add(new File([bytes], name, { type: mime }));
+            return transfer;
+        }""",
+        [name, mime, base64.b64encode(data).decode()],
+    )
+    page.dispatch_event("#dropzone", "dragenter", {"dataTransfer": transfer})
+    page.dispatch_event("#dropzone", "drop", {"dataTransfer": transfer})
