@@ -17,7 +17,7 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator, Sequence
-from contextlib import aclosing
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -153,7 +153,7 @@ class _Trajectory:
         splitter = _AnswerSplitter(final=final, fallback=not self.native)
         specs = [t.spec for t in self.tools.values()] if self.native else []
         try:
-            async with asyncio.timeout_at(hard if final else soft) as deadline, aclosing(
+            async with asyncio.timeout_at(hard if final else soft) as deadline, _closing(
                 self.agent.model.chat(messages, specs)
             ) as stream:
                 async for event in stream:
@@ -354,6 +354,17 @@ def parse_action(text: str, ordinal: int = 0) -> tuple[str, ToolCall | None, str
 
 
 # -- helpers ------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def _closing(stream: AsyncIterator[Any]) -> AsyncIterator[AsyncIterator[Any]]:
+    # A turn cut by the time budget must close the model's HTTP stream now, not at GC.
+    try:
+        yield stream
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            await close()
 
 
 def _decode(jpeg: bytes) -> Image.Image:
