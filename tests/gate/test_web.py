@@ -224,6 +224,14 @@ class TestSsrf:
         assert calls == ["news.test"]  # no second lookup behind our back
         assert pages.hits[-1] == ("/article", f"news.test:{port_of(pages)}")
 
+    @pytest.mark.parametrize("url", [
+        "http://[::1]:8000/", "http://0x7f.1/", "http://2130706433/", "http://127.1/",
+        "http://[::ffff:127.0.0.1]/", "http://0.0.0.0:8000/", "http://user:pw@127.0.0.1/",
+    ])
+    async def test_disguised_loopback_forms_are_refused(self, url: str) -> None:
+        with pytest.raises(AddressRefused):
+            await SafeFetcher(timeout=3).fetch(url)
+
     async def test_only_http_and_https(self) -> None:
         for url in ("file:///etc/passwd", "gopher://example.com/", "ftp://example.com/x"):
             with pytest.raises(ToolFailure, match="only http and https"):
