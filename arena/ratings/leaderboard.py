@@ -338,6 +338,7 @@ def _style_section(
     problem = style.StyleProblem(a, b, log.outcome, z, len(names), ridge=bt.SEPARATION_RIDGE if regularized else 0.0)
     del z
     full = problem.fit()
+    converged = full.gradient_norm <= 1e-6 * max(1.0, float(log.size))
     ratings = bt.to_ratings(full.theta, anchor, options.anchor_rating)
     level_z = _z(options.level)
     if options.ci == "sandwich":
@@ -370,6 +371,8 @@ def _style_section(
         ],
         "leaderboard": _rows(names, ratings, low, high, played, win_rate, log.gate),
         "ci_method": how,
+        "converged": converged,
+        "constant_features": [f for i, f in enumerate(style.FEATURES) if std[i] == 0],
         "gradient_norm": full.gradient_norm,
         "iterations": full.iterations,
     }
@@ -388,7 +391,7 @@ def _style_sandwich(problem: style.StyleProblem, fit: style.StyleFit, anchor: in
     meat[np.arange(n), np.arange(n)] -= problem.ridge
     ref = 0 if anchor is None else anchor
     keep = np.r_[np.arange(n) != ref, np.ones(k, dtype=bool)]
-    bread = np.linalg.inv(hess[np.ix_(keep, keep)])
+    bread = np.linalg.pinv(hess[np.ix_(keep, keep)])  # pinv: a feature that never varies has no curvature
     reduced = bread @ meat[np.ix_(keep, keep)] @ bread
     embed = np.zeros((n + k, n + k - 1))
     embed[keep, :] = np.eye(n + k - 1)

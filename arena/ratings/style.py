@@ -266,12 +266,10 @@ class StyleProblem:
     # -- passes over the battles ---------------------------------------------
 
     def _solve(self, grad: FloatArray, hess: FloatArray) -> FloatArray:
-        if self.ridge:
-            return -np.linalg.solve(hess, grad)
         # theta is defined up to a constant: hold theta[0], solve the rest
-        keep = np.r_[np.arange(1, self.n), np.arange(self.n, self.n + self.k)]
+        keep = np.ones(grad.size, dtype=bool) if self.ridge else np.r_[False, np.ones(grad.size - 1, dtype=bool)]
         step = np.zeros_like(grad)
-        step[keep] = -np.linalg.solve(hess[np.ix_(keep, keep)], grad[keep])
+        step[keep] = -_solve_or_least_squares(hess[np.ix_(keep, keep)], grad[keep])
         return step
 
     def _margin(self, params: FloatArray) -> FloatArray:
@@ -445,6 +443,15 @@ class _ChunkedMultinomial:
         for c, (s, e) in enumerate(self.spans):
             out[s:e] = self.chunk(rng, c, int(landing[c]))
         return out
+
+
+def _solve_or_least_squares(matrix: FloatArray, vector: FloatArray) -> FloatArray:
+    """Solve; when a feature never varies (or two move together) the system is
+    singular and the minimum-norm step leaves those coefficients at zero."""
+    try:
+        return np.linalg.solve(matrix, vector)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(matrix, vector, rcond=None)[0]
 
 
 def _outside_fences(text: str) -> str:

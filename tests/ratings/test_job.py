@@ -1,0 +1,87 @@
+"""The rating job against real databases, and the leaderboard page and API."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from sqlalchemy import select
+
+from arena.db.session import make_engine, make_sessionmaker
+from arena.db.tables import LeaderboardSnapshot
+from arena.ratings.job import log_from_database, rank_database
+from arena.ratings.leaderboard import RankOptions
+from tests.export.seed import add_voted_battle, seed_arena
+
+
+def sessions_for(url: str):  # type: ignore[no-untyped-def]
+    return make_sessionmaker(make_engine(url))
+
+
+class TestRankDatabase:
+    def test_counts_votes_and_exclusions_and_stores_a_snapshot(self, database_url):
+        sessions = sessions_for(database_url)
+        with sessions() as session:
+            seed_arena(session)
+        snapshot = rank_database(sessions, RankOptions(rounds=20, seed=3))
+        assert snapshot["votes_used"] == 12
+        assert snapshot["excluded"] == {"abandoned": 1, "flagged:identity_leak": 1, "side_failed": 1}
+        assert {r["contender"] for r in snapshot["leaderboard"]} == {"geo-large", "geo-small", "geo-small+gate"}
+        assert sum(r["votes"] for r in snapshot["leaderboard"]) == 24
+        gate = next(r for r in snapshot["leaderboard"] if r["contender"] == "geo-small+gate")
+        assert gate["gate"] is True
+        assert {c["name"] for c in snapshot["categories"]} >= {"language:en", "language:fr", "gate vs plain", "category:landmark"}
+        with sessions() as session:
+            stored = session.scalars(select(LeaderboardSnapshot)).one()
+            assert stored.votes_used == 12 and stored.payload["leaderboard"] == snapshot["leaderboard"]
+
+    def test_style_features_come_from_the_final_answers(self, database_url):
+        sessions = sessions_for(database_url)
+        with sessions() as session:
+            add_voted_battle(session, "geo-large", "geo-small", "a")
+            session.commit()
+            log, _ = log_from_database(session)
+        assert log.features_a is not None and log.features_b is not None
+        # geo-large: 1 header, 2 list items, 1 bold, 1 GPS mention; geo-small: plain prose
+        assert log.features_a[0][1:].tolist() == [2.0, 1.0, 1.0, 1.0]
+        assert log.features_b[0][1:].tolist() == [0.0, 0.0, 0.0, 0.0]
+
+
+class TestLeaderboardApi:
+    async def test_empty_state_before_the_first_snapshot(self, client):
+        response = await client.get("/api/leaderboard")
+        assert response.status_code == 200
+        body = response.json()
+        assert body["status"] == "empty" and body["leaderboard"] == [] and "arena rank" in body["message"]
+        page = await client.get("/leaderboard")
+        assert page.status_code == 200 and "No leaderboard yet" in page.text
+
+    async def test_latest_snapshot_is_served_and_rendered(self, client, app):
+        sessions = app.state.sessionmaker
+        with sessions() as session:
+            seed_arena(session)
+        rank_database(sessions, RankOptions(rounds=10, seed=1))
+        latest = rank_database(sessions, RankOptions(ci="sandwich"))
+        body = (await client.get("/api/leaderboard")).json()
+        assert body["status"] == "ok" and body["method"]["ci"] == "sandwich"
+        assert body["leaderboard"] == latest["leaderboard"]
+        page = (await client.get("/leaderboard")).text
+        for row in latest["leaderboard"]:
+            assert row["contender"] in page
+        assert "Style-adjusted" in page and "/static/leaderboard.js" in page
+        assert not re.search(r"https?://(?!www\.w3\.org)", page.split("<script type=\"application/json\"")[0].split("<main")[1])
+        embedded = re.search(r'<script type="application/json" id="lb-data">(.*?)</script>', page, re.S)
+        assert embedded and json.loads(embedded.group(1))["votes_used"] == 12
+
+    async def test_votes_cast_in_the_arena_reach_the_leaderboard(self, client, app, photo_bytes):
+        from tests.battles.test_flow import run_battle
+
+        for _ in range(2):
+            battle_id, events = await run_battle(client, photo_bytes)
+            assert events[-1][0] == "end"
+            vote = await client.post(f"/api/battles/{battle_id}/vote", json={"choice": "a"})
+            assert vote.status_code == 200, vote.text
+        snapshot = rank_database(app.state.sessionmaker, RankOptions(rounds=10))
+        assert snapshot["votes_used"] == 2
+        body = (await client.get("/api/leaderboard")).json()
+        assert {r["contender"] for r in body["leaderboard"]} == {"model-one", "model-two"}
