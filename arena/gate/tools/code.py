@@ -145,19 +145,20 @@ class CodeSandbox:
         process.stdin.write(code.encode("utf-8", errors="replace"))
         process.stdin.close()
         too_much = asyncio.Event()
-        readers = asyncio.gather(
+        readers: asyncio.Future[Any] = asyncio.gather(
             _read_capped(process.stdout, self.max_output_bytes, too_much),
             _read_capped(process.stderr, self.max_output_bytes, too_much),
         )
+        flooded: asyncio.Future[Any] = asyncio.ensure_future(too_much.wait())
         timed_out = False
         try:
             async with asyncio.timeout(self.timeout):
-                waiter = asyncio.ensure_future(too_much.wait())
-                done, _ = await asyncio.wait({readers, waiter}, return_when=asyncio.FIRST_COMPLETED)
-                waiter.cancel()
+                # ends at EOF on both pipes, or as soon as the output cap is reached
+                await asyncio.wait({readers, flooded}, return_when=asyncio.FIRST_COMPLETED)
         except TimeoutError:
             timed_out = True
         finally:
+            flooded.cancel()
             if process.returncode is None and (timed_out or too_much.is_set()):
                 _kill(process.pid)
         out, err = await readers

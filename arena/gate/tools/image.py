@@ -212,7 +212,8 @@ def dominant_colours(image: Image.Image, count: int = 5) -> list[dict[str, Any]]
     total = sum(c for c, _ in counts) or 1
     out = []
     for n, index in counts[:count]:
-        r, g, b = palette[index * 3 : index * 3 + 3]
+        start = int(index) * 3  # type: ignore[call-overload]  # a palette index for "P" images
+        r, g, b = palette[start : start + 3]
         out.append(
             {"name": colour_name((r, g, b)), "hex": f"#{r:02x}{g:02x}{b:02x}", "share": round(n / total, 3)}
         )
