@@ -16,11 +16,16 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from arena.app import create_app
+from arena.config import Settings
+from arena.db.migrate import upgrade
 from arena.gate.registry import ImageRegistry
 from arena.gate.tools.image import crop, super_resolution
 from arena.images.store import ImageStore
-from tests.gate.conftest import photo
+from tests.gate.conftest import SAMPLE, photo
+from tests.gate.scripted_model import Call, ScriptedModelServer, Turn
 from tests.servers import serve_in_thread
+from tests.servers.openai_compatible import OpenAICompatibleServer
 
 pytestmark = pytest.mark.browser
 
@@ -114,4 +119,62 @@ class TestTrajectoryTimeline:
         shots = ROOT / "screenshots"
         shots.mkdir(exist_ok=True)
         page.locator(".pane").screenshot(path=str(shots / "gate-trajectory.png"))
+        page.close()
+
+
+@pytest.fixture(scope="module")
+def gate_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, ScriptedModelServer]]:
+    """The real app with a GATE contender (scripted loopback model) and a plain one."""
+    tmp = tmp_path_factory.mktemp("gate-arena")
+    scripted = ScriptedModelServer([
+        Turn("Let me read the plate of the car.", [Call("super_resolution", '{"box": [0.6, 0.5, 0.9, 0.8], "factor": 2}')], delay=0.02),
+        Turn("The road markings next.", [Call("crop", '{"box": [0.0, 0.75, 0.6, 1.0]}')], delay=0.02),
+        Turn("", [Call("pixel_analysis", '{"box": [0.3, 0.1, 0.7, 0.5]}')]),
+        Turn("Final answer: **Tokyo, Japan**\n\n- Japanese number plate\n- orange centre line\n", delay=0.02),
+    ])
+    plain = OpenAICompatibleServer()
+    with serve_in_thread(scripted.app) as gate_url, serve_in_thread(plain.app) as plain_url:
+        pool = tmp / "arena.toml"
+        pool.write_text(
+            f'[[contenders]]\nname = "vlm+gate"\nprovider = "openai"\nbase_url = "{gate_url}/v1"\n'
+            'model = "scripted"\ngate = true\ntimeout = 20\n\n'
+            f'[[contenders]]\nname = "vlm"\nprovider = "openai"\nbase_url = "{plain_url}/v1"\n'
+            'model = "echo-vlm"\ntimeout = 20\n\n[tools]\ncode = false\n'
+        )
+        database = f"sqlite:///{tmp / 'arena.db'}"
+        upgrade(database)
+        settings = Settings(env="test", data_dir=tmp / "data", database_url=database, config=pool,
+                            secret_key="test-secret-key-0123456789", battle_timeout=30)
+        with serve_in_thread(create_app(settings)) as url:
+            yield url, scripted
+
+
+class TestGateBattleInTheArena:
+    def test_tool_steps_show_in_the_gate_pane(self, gate_arena: tuple[str, ScriptedModelServer], browser: Any) -> None:
+        url, scripted = gate_arena
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url + "/")
+        page.get_by_label("Drop a photo here").set_input_files(str(SAMPLE / "level1-1.jpg"))
+        page.get_by_label("Your question").fill("Where was this photo taken?")
+        page.get_by_role("button", name="Start battle").click()
+        page.wait_for_function(
+            "() => ['a', 'b'].every(s => document.querySelector(`#pane-${s}`).dataset.state === 'done')", timeout=60_000)
+        panes = page.locator(".pane:has(.gate-step)")
+        assert panes.count() == 1  # only the GATE contender used tools
+        pane = panes.first
+        assert pane.locator(".gate-trajectory__summary").inner_text() == "Tool use: 3 steps"
+        assert [t.inner_text() for t in pane.locator(".gate-step__tool").all()] == [
+            "super_resolution", "crop", "pixel_analysis"]
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.gate-step__thumb img')].every(i => i.complete && i.naturalWidth > 0)")
+        assert pane.locator(".gate-step__thumb img").count() == 2
+        assert pane.locator(".answer strong").inner_text() == "Tokyo, Japan"
+        pane.locator(".gate-step__details summary").nth(2).click()
+        assert "vegetation" in pane.locator(".gate-step__details").nth(2).inner_text()
+        assert errors == []
+        shots = ROOT / "screenshots"
+        shots.mkdir(exist_ok=True)
+        page.screenshot(path=str(shots / "gate-battle-desktop.png"), full_page=True)
         page.close()
