@@ -232,6 +232,13 @@ class TestSsrf:
         with pytest.raises(AddressRefused):
             await SafeFetcher(timeout=3).fetch(url)
 
+    async def test_redirect_loops_end(self, pages: PageServer) -> None:
+        url = pages.base + "/to/" + pages.base.replace("://", ":/") + "/to/" + pages.base.replace("://", ":/") + "/article"
+        page = await SafeFetcher(allow_loopback=True).fetch(url)  # two hops are fine
+        assert page.url == pages.base + "/article"
+        with pytest.raises(ToolFailure, match="more than 1 redirects"):
+            await SafeFetcher(allow_loopback=True, max_redirects=1).fetch(url)
+
     async def test_only_http_and_https(self) -> None:
         for url in ("file:///etc/passwd", "gopher://example.com/", "ftp://example.com/x"):
             with pytest.raises(ToolFailure, match="only http and https"):
