@@ -34,6 +34,10 @@ class VotedBattle:
     side_a: Response | None
     side_b: Response | None
 
+    @property
+    def sides_done(self) -> bool:
+        return all(r is not None and r.status == "done" for r in (self.side_a, self.side_b))
+
 
 def iter_voted_battles(session: Session, *, since: datetime | None = None, page: int = PAGE) -> Iterator[VotedBattle]:
     """Every vote with its battle and both responses, oldest vote id first."""
@@ -78,6 +82,8 @@ def export_vote(item: VotedBattle, *, answers: bool = False) -> ExportVote:
         flags=list(item.battle.flags or []),
         gate_a=bool(item.side_a.gate) if item.side_a else False,
         gate_b=bool(item.side_b.gate) if item.side_b else False,
+        battle_status=item.battle.status,
+        sides_done=item.sides_done,
         counts_a=style_features(text_a),
         counts_b=style_features(text_b),
         answer_a=text_a if answers else None,
@@ -137,7 +143,7 @@ def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str],
             image_sha256=row.get("image_sha256") or NO_IMAGE_SHA256,
             model_a=row["model_a"],
             model_b=row["model_b"],
-            status="voted",
+            status=row.get("battle_status") or "voted",
             language=row.get("language_code"),
             categories=list(row.get("categories") or []),
             flags=list(row.get("flags") or []),
@@ -150,7 +156,8 @@ def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str],
                     side=side,
                     contender=row[f"model_{side}"],
                     gate=bool(row.get(f"gate_{side}") or False),
-                    status="done",
+                    # the file says only whether both finished: record a failure on side b
+                    status="error" if side == "b" and row.get("sides_done") is False else "done",
                     text=row.get(f"answer_{side}") or "",
                     output_tokens=(row.get("conv_metadata") or {}).get(f"sum_assistant_{side}_tokens"),
                     finished_at=voted_at,

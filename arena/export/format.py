@@ -5,8 +5,9 @@ FastChat's and arena-rank's tooling read these rows unchanged: `model_a`,
 `turn`, `anony`, `language`, `tstamp` and `conv_metadata` (token, header,
 list and bold counts per side, what their style control reads). Ours on
 top: `prompt`, `image_sha256`, `language_code`, `gps_count_a/_b`,
-`gate_a/_b`, `categories`, `flags`, and with `--answers` the two final
-answers `answer_a/_b`.
+`gate_a/_b`, `categories`, `flags`, `battle_status` and `sides_done` (so
+a file ranks exactly like the database: the same votes are left out), and
+with `--answers` the two final answers `answer_a/_b`.
 
 `validate_row` checks one parsed row and says what is wrong in words;
 `row_to_vote` turns a valid row into the ratings' view of a vote.
@@ -22,6 +23,7 @@ from typing import Any
 
 import pycountry
 
+from arena.db.tables import BATTLE_STATUSES
 from arena.ratings.style import feature_vector
 
 WINNERS = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
@@ -50,6 +52,8 @@ COLUMNS = (
     "gate_b",
     "categories",
     "flags",
+    "battle_status",
+    "sides_done",
 )
 ANSWER_COLUMNS = ("answer_a", "answer_b")
 HEADERS = tuple(f"h{i}" for i in range(1, 7))
@@ -82,6 +86,8 @@ class ExportVote:
     flags: list[str]
     gate_a: bool
     gate_b: bool
+    battle_status: str
+    sides_done: bool
     counts_a: dict[str, Any]  # style.style_features of the final answers
     counts_b: dict[str, Any]
     answer_a: str | None = None
@@ -111,6 +117,8 @@ def to_row(vote: ExportVote) -> dict[str, Any]:
         "gate_b": vote.gate_b,
         "categories": list(vote.categories),
         "flags": list(vote.flags),
+        "battle_status": vote.battle_status,
+        "sides_done": vote.sides_done,
     }
     if vote.answer_a is not None and vote.answer_b is not None:
         row["answer_a"] = vote.answer_a
@@ -191,7 +199,7 @@ def validate_row(row: Any) -> list[str]:
         value = row.get(key)
         if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
             problems.append(f"{key} must be a list of strings")
-    for key in ("gate_a", "gate_b", "anony"):
+    for key in ("gate_a", "gate_b", "anony", "sides_done"):
         value = row.get(key)
         if value is not None and not isinstance(value, bool):
             problems.append(f"{key} must be true or false")
@@ -199,10 +207,13 @@ def validate_row(row: Any) -> list[str]:
         value = row.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             problems.append(f"{key} must be a whole number >= 0")
-    for key in ("prompt", "judge", "language", "language_code", "answer_a", "answer_b"):
+    for key in ("prompt", "judge", "language", "language_code", "answer_a", "answer_b", "battle_status"):
         value = row.get(key)
         if value is not None and not isinstance(value, str):
             problems.append(f"{key} must be a string")
+    status = row.get("battle_status")
+    if status is not None and status not in BATTLE_STATUSES:
+        problems.append(f"battle_status must be one of {', '.join(BATTLE_STATUSES)}, got {status!r}")
     meta = row.get("conv_metadata")
     if meta is not None:
         problems.extend(_check_metadata(meta))

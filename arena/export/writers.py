@@ -78,6 +78,8 @@ def parquet_schema(answers: bool) -> pa.Schema:
         pa.field("gate_b", pa.bool_()),
         pa.field("categories", pa.list_(pa.string())),
         pa.field("flags", pa.list_(pa.string())),
+        pa.field("battle_status", pa.string()),
+        pa.field("sides_done", pa.bool_()),
     ]
     if answers:
         fields += [pa.field("answer_a", pa.string()), pa.field("answer_b", pa.string())]

@@ -44,14 +44,13 @@ def log_from_database(session: Session) -> tuple[VoteLog, dict[str, int]]:
     excluded = ExclusionCounter()
     for item in iter_voted_battles(session):
         battle, vote = item.battle, item.vote
-        sides_done = all(r is not None and r.status == "done" for r in (item.side_a, item.side_b))
         reason = exclusion_reason(
             model_a=battle.model_a,
             model_b=battle.model_b,
             choice=vote.choice,
             battle_status=battle.status,
             flags=battle.flags or [],
-            sides_done=sides_done,
+            sides_done=item.sides_done,
         )
         if reason:
             excluded[reason] += 1
@@ -93,7 +92,9 @@ def log_from_rows(rows: Iterable[tuple[str, Any]]) -> tuple[VoteLog, dict[str, i
             model_a=row["model_a"],
             model_b=row["model_b"],
             choice=WINNERS[row["winner"]],
+            battle_status=row.get("battle_status"),
             flags=row.get("flags") or [],
+            sides_done=row.get("sides_done") is not False,
         )
         if reason:
             excluded[reason] += 1

@@ -1,0 +1,174 @@
+"""The admin export endpoint, the export/import commands and the exact round trip."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from sqlalchemy import func, select
+
+from arena.app import create_app
+from arena.cli import main as arena_main
+from arena.db.session import make_engine, make_sessionmaker
+from arena.db.tables import Battle, Vote
+from arena.export.format import FormatError
+from arena.ratings.job import log_from_database, log_from_file
+from arena.ratings.leaderboard import RankOptions, build_snapshot
+from tests.export.seed import seed_arena
+
+TOKEN = "test-admin-token-0123456789"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def seeded(app) -> None:  # type: ignore[no-untyped-def]
+    with app.state.sessionmaker() as session:
+        seed_arena(session)
+
+
+class TestExportEndpoint:
+    async def test_needs_the_admin_token(self, client, app):
+        seeded(app)
+        assert (await client.get("/api/admin/votes/export")).status_code == 401
+        wrong = await client.get("/api/admin/votes/export", headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401 and wrong.json()["error"] == "unauthorised"
+        assert wrong.headers["www-authenticate"].startswith("Bearer")
+        basic = await client.get("/api/admin/votes/export", headers={"Authorization": f"Basic {TOKEN}"})
+        assert basic.status_code == 401
+
+    async def test_off_without_a_configured_token(self, settings):
+        import httpx
+
+        app = create_app(settings.model_copy(update={"admin_token": ""}))
+        async with app.router.lifespan_context(app):
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+                response = await c.get("/api/admin/votes/export", headers={"Authorization": "Bearer "})
+        assert response.status_code == 503 and "ARENA_ADMIN_TOKEN" in response.json()["message"]
+
+    async def test_jsonl_streams_every_vote_with_flags(self, client, app):
+        seeded(app)
+        response = await client.get("/api/admin/votes/export?format=jsonl", headers=AUTH)
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("application/x-ndjson")
+        assert "attachment" in response.headers["content-disposition"]
+        rows = [json.loads(line) for line in response.text.splitlines()]
+        assert len(rows) == 15
+        assert sum(1 for r in rows if r["flags"] == ["identity_leak"]) == 1
+        first = rows[0]
+        assert first["winner"] == "model_a" and first["language"] == "French" and first["language_code"] == "fr"
+        assert first["conv_metadata"]["header_count_a"]["h1"] == 1 and first["gps_count_a"] == 1
+        assert first["gate_a"] is False and "answer_a" not in first
+
+    async def test_since_and_formats(self, client, app):
+        seeded(app)
+        recent = await client.get("/api/admin/votes/export?format=jsonl&since=2026-01-01T00:10:00Z", headers=AUTH)
+        assert len(recent.text.splitlines()) == 5  # minutes 10, 11, 50, 51, 52
+        parquet = await client.get("/api/admin/votes/export?format=parquet", headers=AUTH)
+        table = pq.read_table(io.BytesIO(parquet.content))
+        assert table.num_rows == 15 and "conv_metadata" in table.column_names
+        csv_text = (await client.get("/api/admin/votes/export?format=csv&answers=true", headers=AUTH)).text
+        assert csv_text.splitlines()[0].endswith("answer_a,answer_b")
+        bad = await client.get("/api/admin/votes/export?format=xlsx", headers=AUTH)
+        assert bad.status_code == 422 and "jsonl, csv, parquet" in bad.json()["message"]
+        bad_since = await client.get("/api/admin/votes/export?since=last-tuesday", headers=AUTH)
+        assert bad_since.status_code == 422 and "ISO 8601" in bad_since.json()["message"]
+
+
+def cli(monkeypatch: pytest.MonkeyPatch, url: str, *args: str) -> int:
+    monkeypatch.setenv("ARENA_DATABASE_URL", url)
+    monkeypatch.setenv("ARENA_CONFIG", "/nonexistent/arena.toml")
+    return arena_main(list(args))
+
+
+def snapshot_of(log_and_excluded) -> dict:  # type: ignore[no-untyped-def]
+    log, excluded = log_and_excluded
+    return build_snapshot(log, RankOptions(rounds=25, seed=5), excluded=excluded)
+
+
+RESULTS = ("leaderboard", "style", "matrices", "categories", "excluded", "votes_used")
+
+
+class TestRoundTrip:
+    @pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+    def test_export_then_rank_the_file_gives_the_same_ratings(self, database_url, tmp_path, monkeypatch, fmt):
+        sessions = make_sessionmaker(make_engine(database_url))
+        with sessions() as session:
+            seed_arena(session)
+            from_db = snapshot_of(log_from_database(session))
+        path = tmp_path / f"votes.{fmt}"
+        assert cli(monkeypatch, database_url, "export", str(path)) == 0
+        from_file = snapshot_of(log_from_file(path))
+        for key in RESULTS:
+            assert from_file[key] == from_db[key], key
+
+    def test_export_import_export_is_identical_and_ranks_the_same(self, database_url, tmp_path, monkeypatch, sqlite_template):
+        import shutil
+
+        sessions = make_sessionmaker(make_engine(database_url))
+        with sessions() as session:
+            seed_arena(session)
+            original = snapshot_of(log_from_database(session))
+        first = tmp_path / "first.jsonl"
+        assert cli(monkeypatch, database_url, "export", str(first), "--answers") == 0
+        fresh = tmp_path / "fresh.db"
+        shutil.copy(sqlite_template, fresh)
+        fresh_url = f"sqlite:///{fresh}"
+        assert cli(monkeypatch, fresh_url, "import", str(first)) == 0
+        second = tmp_path / "second.jsonl"
+        assert cli(monkeypatch, fresh_url, "export", str(second), "--answers") == 0
+        assert [json.loads(x) for x in first.read_text().splitlines()] == [json.loads(x) for x in second.read_text().splitlines()]
+        with make_sessionmaker(make_engine(fresh_url))() as session:
+            again = snapshot_of(log_from_database(session))
+        for key in RESULTS:
+            assert again[key] == original[key], key
+        # importing the same file twice adds nothing
+        assert cli(monkeypatch, fresh_url, "import", str(first)) == 0
+        with make_sessionmaker(make_engine(fresh_url))() as session:
+            assert session.scalar(select(func.count(Vote.id))) == 15
+
+    def test_import_of_bad_rows_names_lines_and_imports_nothing(self, database_url, tmp_path, monkeypatch, capsys):
+        sessions = make_sessionmaker(make_engine(database_url))
+        with sessions() as session:
+            seed_arena(session)
+        good = tmp_path / "good.jsonl"
+        assert cli(monkeypatch, database_url, "export", str(good)) == 0
+        lines = good.read_text().splitlines()
+        lines[4] = lines[4].replace('"winner":"model_a"', '"winner":"A"').replace('"winner":"model_b"', '"winner":"A"').replace('"winner":"tie"', '"winner":"A"')
+        lines.append('{"model_a": "x"')
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text("\n".join(lines) + "\n")
+        empty = Path(tmp_path / "empty.db")
+        from arena.db.migrate import upgrade
+
+        url = f"sqlite:///{empty}"
+        upgrade(url)
+        assert cli(monkeypatch, url, "import", str(bad)) == 1
+        err = capsys.readouterr().err
+        assert "line 5: winner must be one of" in err and "line 16: not valid JSON" in err and "nothing was imported" in err
+        with make_sessionmaker(make_engine(url))() as session:
+            assert session.scalar(select(func.count(Battle.id))) == 0
+
+    def test_rank_command_writes_a_snapshot_file_and_a_row(self, database_url, tmp_path, monkeypatch, capsys):
+        sessions = make_sessionmaker(make_engine(database_url))
+        with sessions() as session:
+            seed_arena(session)
+        out = tmp_path / "snapshot.json"
+        assert cli(monkeypatch, database_url, "rank", "--output", str(out), "--rounds", "10", "--seed", "4") == 0
+        snapshot = json.loads(out.read_text())
+        assert snapshot["votes_used"] == 12 and snapshot["method"]["rounds"] == 10
+        assert cli(monkeypatch, database_url, "rank", "--ci", "sandwich", "--no-style") == 0
+        assert "snapshot #1: 12 votes used, 3 excluded" in capsys.readouterr().out
+        export = tmp_path / "votes.parquet"
+        assert cli(monkeypatch, database_url, "export", str(export)) == 0
+        from_file = tmp_path / "from-file.json"
+        assert cli(monkeypatch, database_url, "rank", "--input", str(export), "--output", str(from_file), "--rounds", "10", "--seed", "4") == 0
+        assert json.loads(from_file.read_text())["leaderboard"] == snapshot["leaderboard"]
+
+    def test_rank_refuses_every_with_input(self, database_url, tmp_path, monkeypatch, capsys):
+        assert cli(monkeypatch, database_url, "rank", "--input", str(tmp_path / "x.jsonl"), "--every", "10m") == 1
+        assert "--every" in capsys.readouterr().err
+
+    def test_format_error_is_a_value_error_for_the_cli(self):
+        assert issubclass(FormatError, ValueError)
