@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import http.server
 import io
+import shutil
+import ssl
+import subprocess
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -361,3 +367,62 @@ class TestToolbox:
         with pytest.raises(ValueError, match="search_engine: Extra inputs are not permitted"):
             GateSettings.from_pool({"search_engine": "google"})
         assert GateSettings.from_pool({"max_turns": 10}, {"max_turns": 4, "stall_timeout": 3}).max_turns == 4
+
+
+class TlsSite:
+    """An HTTPS server on 127.0.0.1 with a self-signed certificate for news.test;
+    it records the SNI name and Host header of each request."""
+
+    def __init__(self, directory: Path) -> None:
+        self.cert, key = directory / "cert.pem", directory / "key.pem"
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=news.test",
+             "-addext", "subjectAltName=DNS:news.test", "-keyout", str(key), "-out", str(self.cert)],
+            check=True, capture_output=True,
+        )
+        self.seen: list[tuple[str | None, str | None]] = []
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.cert, key)
+        sni: list[str | None] = [None]
+        context.sni_callback = lambda sock, name, ctx: sni.__setitem__(0, name)  # type: ignore[func-returns-value]
+        site = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                site.seen.append((sni[0], self.headers.get("Host")))
+                body = ARTICLE.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture(scope="module")
+def tls_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsSite]:
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make the test certificate")
+    site = TlsSite(tmp_path_factory.mktemp("tls"))
+    yield site
+    site.server.shutdown()
+
+
+class TestPinnedTls:
+    async def test_sni_and_certificate_use_the_name_not_the_pinned_address(self, tls_site: TlsSite) -> None:
+        trust = ssl.create_default_context(cafile=str(tls_site.cert))
+        fetcher = SafeFetcher(allow_loopback=True, verify=trust,
+                              resolver=fake_dns({"news.test": ["127.0.0.1"], "evil.test": ["127.0.0.1"]}))
+        page = await fetcher.fetch(f"https://news.test:{tls_site.port}/story")
+        assert page.url == f"https://news.test:{tls_site.port}/story" and b"Hachik" in page.body
+        assert tls_site.seen[-1] == ("news.test", f"news.test:{tls_site.port}")
+        # the same address under another name fails verification: the certificate is checked against the name
+        with pytest.raises(ToolFailure, match="could not fetch"):
+            await fetcher.fetch(f"https://evil.test:{tls_site.port}/story")

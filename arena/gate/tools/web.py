@@ -16,6 +16,7 @@ import asyncio
 import io
 import ipaddress
 import socket
+import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -289,14 +290,14 @@ class SafeFetcher:
         max_redirects: int = 5,
         allow_loopback: bool = False,
         resolver: Resolver | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        verify: ssl.SSLContext | bool = True,  # tests pass a context trusting their own CA
     ) -> None:
         self.max_bytes = max_bytes
         self.timeout = timeout
         self.max_redirects = max_redirects
         self.allow_loopback = allow_loopback
         self.resolver = resolver or system_resolver
-        self.transport = transport
+        self.verify = verify
 
     async def fetch(self, url: str, *, accept_images: bool = False, max_bytes: int | None = None) -> FetchedPage:
         limit = max_bytes or self.max_bytes
@@ -309,7 +310,7 @@ class SafeFetcher:
     async def _fetch(self, url: str, accept_images: bool, limit: int) -> FetchedPage:
         current = _parse_url(url)
         async with httpx.AsyncClient(
-            follow_redirects=False, trust_env=False, timeout=self.timeout, transport=self.transport
+            follow_redirects=False, trust_env=False, timeout=self.timeout, verify=self.verify
         ) as client:
             for _ in range(self.max_redirects + 1):
                 address = await self._checked_address(current)
