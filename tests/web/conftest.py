@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,17 +49,25 @@ class ArenaServer:
 
 @pytest.fixture(scope="session")
 def arena_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArenaServer]:
-    """`arena serve` on a free loopback port, SQLite in a temporary data dir,
-    and the offline pool (the pool file named does not exist)."""
+    """`arena serve` with SQLite in a temporary data dir and the offline pool
+    (the pool file it is given does not exist)."""
     base = tmp_path_factory.mktemp("arena-server")
-    port = _free_port()
+    with serve_arena(base, base / "no-pool.toml") as server:
+        yield server
+
+
+@contextmanager
+def serve_arena(base: Path, config: Path) -> Iterator[ArenaServer]:
+    """`arena serve` on a free loopback port until the block ends; SQLite
+    under `base`, the pool from `config`. No ARENA_* variable leaks in."""
+    port = free_port()
     arena = Path(sys.executable).with_name("arena")
     if not arena.exists():
         pytest.fail(f"the `arena` console script is missing next to {sys.executable}; run `make test`")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env |= {
         "ARENA_DATA_DIR": str(base / "data"),
-        "ARENA_CONFIG": str(base / "no-pool.toml"),
+        "ARENA_CONFIG": str(config),
         "ARENA_ENV": "test",
         "ARENA_SECRET_KEY": secrets.token_hex(16),
     }
@@ -111,7 +120,7 @@ def sample_photo() -> Path:
     return photo
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])

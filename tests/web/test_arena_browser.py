@@ -12,12 +12,29 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.web.conftest import SCREENSHOTS, ArenaServer
+from tests.web.conftest import SCREENSHOTS, ArenaServer, free_port, serve_arena
 
 pytestmark = pytest.mark.browser
 
 ANSWER_TIMEOUT_MS = 150_000  # both offline contenders OCR the photo on a shared CI core
 OFFLINE_POOL = {"ocr-geolocator", "ocr-geolocator+gate"}
+
+
+@pytest.fixture(scope="module")
+def arena_with_a_dead_contender(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """An arena whose only two contenders are the OCR baseline and an
+    OpenAI-compatible endpoint on a loopback port nobody listens on, so every
+    battle has a side that fails."""
+    base = tmp_path_factory.mktemp("arena-dead-contender")
+    pool = base / "arena.toml"
+    pool.write_text(
+        '[[contenders]]\nname = "ocr-geolocator"\nprovider = "baseline"\nmodel = "ocr-geolocator"\n'
+        'label = "baseline"\n\n'
+        f'[[contenders]]\nname = "unreachable"\nprovider = "openai"\nmodel = "none"\n'
+        f'base_url = "http://127.0.0.1:{free_port()}/v1"\ntimeout = 5\n'
+    )
+    with serve_arena(base, pool) as server:
+        yield server
 
 
 @pytest.fixture
@@ -134,6 +151,33 @@ class TestArenaInBrowser:
         preview.wait_for()
         page.wait_for_function("document.querySelector('#photo-preview').naturalWidth > 0")
         assert sample_photo.name in page.locator("#dropzone-title").inner_text()
+
+    def test_a_failed_side_cannot_be_voted_on(
+        self, arena_with_a_dead_contender: ArenaServer, desktop: Any, sample_photo: Path
+    ) -> None:
+        page = desktop
+        page.goto(arena_with_a_dead_contender.url + "/")
+        page.get_by_label("Drop a photo here").set_input_files(sample_photo)
+        page.get_by_label("Your question").fill("Where was this taken? Explain your reasoning.")
+        page.get_by_role("button", name="Start battle").click()
+
+        new_battle = page.get_by_role("button", name="New battle")
+        new_battle.wait_for(timeout=ANSWER_TIMEOUT_MS)
+        page.wait_for_function("!document.querySelector('#pane-a[aria-busy=true], #pane-b[aria-busy=true]')",
+                               timeout=ANSWER_TIMEOUT_MS)
+        states = {side: page.locator(f"#pane-{side}").get_attribute("data-state") for side in "ab"}
+        assert sorted(states.values()) == ["done", "error"]
+        failed = next(side for side, state in states.items() if state == "error")
+        status = page.locator(f"#pane-{failed} [data-role=status]").inner_text()
+        assert status.startswith("Error: ") and len(status) > len("Error: ")
+        note = page.locator("#verdict-note").inner_text()
+        assert f"Model {failed.upper()} failed, so this battle cannot be voted on" in note
+        assert all(b.is_disabled() for b in page.locator("[data-choice]").all())
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "arena-side-failed-desktop.png"), full_page=True)
+
+        new_battle.click()
+        assert page.locator("#battle-form").is_visible()
 
 
 def drop(page: Any, name: str, mime: str, data: bytes) -> None:
