@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,7 +120,6 @@ class CodeSandbox:
         self.bwrap = bwrap or shutil.which("bwrap") or ""
         self.python = python or _system_python()
         self.site_packages = _numpy_site_packages()
-        self._etc: Path | None = None
 
     def unavailable(self) -> str:
         """Why the sandbox cannot run here ("" when it can)."""
@@ -139,7 +139,7 @@ class CodeSandbox:
         process = await asyncio.create_subprocess_exec(
             *command,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True, preexec_fn=self._limits, **_identity(self._run_as_nobody()),
+            start_new_session=True, preexec_fn=self._preexec(), **_identity(self._run_as_nobody()),
         )
         assert process.stdin and process.stdout and process.stderr
         process.stdin.write(code.encode("utf-8", errors="replace"))
@@ -186,28 +186,39 @@ class CodeSandbox:
             args += ["--ro-bind", self.site_packages, SANDBOX_SITE, "--setenv", "PYTHONPATH", SANDBOX_SITE]
         return [*args, "--", self.python, "-S", "-u", "-"]
 
-    def _limits(self) -> None:
+    def _limits(self, nproc: int) -> None:
         # Runs in the child between fork and exec: every process of the sandbox inherits these.
         mem = self.memory_mb * 1024 * 1024
         cpu = max(1, int(self.timeout))
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_NPROC, (self.max_processes, self.max_processes))
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
         resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024 * 1024, 16 * 1024 * 1024))
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    def _preexec(self) -> Callable[[], None]:
+        # RLIMIT_NPROC counts every task of the host user, the service's own threads
+        # included when it is not root: allow that many plus the sandbox's share.
+        uid = NOBODY if self._run_as_nobody() else os.getuid()
+        nproc = _tasks_of(uid) + self.max_processes
+        return functools.partial(self._limits, nproc)
 
     def _run_as_nobody(self) -> bool:
         return os.geteuid() == 0
 
     def _fake_etc(self) -> Path:
-        if self._etc is None or not self._etc.exists():
-            self._etc = _make_fake_etc()
-        return self._etc
+        etc = _make_fake_etc()
+        if not (etc / "passwd").exists():  # someone cleaned /tmp: make it again
+            _make_fake_etc.cache_clear()
+            etc = _make_fake_etc()
+        return etc
 
 
+@functools.cache
 def _make_fake_etc() -> Path:
-    """A minimal /etc: one sandbox user, localhost, nothing from the host."""
+    """A minimal /etc: one sandbox user, localhost, nothing from the host
+    (one per process, shared by every sandbox)."""
     root = Path(tempfile.mkdtemp(prefix="gate-etc-"))
     files = {
         "passwd": "sandbox:x:1000:1000:sandbox:/tmp:/usr/sbin/nologin\n",
@@ -230,7 +241,7 @@ def _probe(bwrap: str, python: str, as_nobody: bool, site: str = "", code: str =
     try:
         result = subprocess.run(
             box.command(), input=code.encode(), capture_output=True, timeout=20,
-            preexec_fn=box._limits, **_identity(as_nobody),
+            preexec_fn=box._preexec(), **_identity(as_nobody),
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap could not start: {exc}"
@@ -238,6 +249,19 @@ def _probe(bwrap: str, python: str, as_nobody: bool, site: str = "", code: str =
         detail = result.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
         return f"bubblewrap does not work here (exit {result.returncode}: {detail[0][:200]})"
     return ""
+
+
+def _tasks_of(uid: int) -> int:
+    """Threads and processes the host user `uid` has now."""
+    count = 0
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+        except OSError:
+            continue  # the process ended while we looked
+        if fields.get("Uid", "").split()[:1] == [str(uid)]:
+            count += int(fields.get("Threads", "1").strip() or 1)
+    return count
 
 
 def _identity(as_nobody: bool) -> dict[str, Any]:
