@@ -19,6 +19,7 @@ from arena.images.store import ImageStore
 from arena.providers.base import ContenderImage
 
 MAX_IMAGES = 48  # a trajectory is at most a few dozen steps; bound the memory it holds
+MAX_TOTAL_PIXELS = 40_000_000  # about 120 MB of RGB per trajectory, whatever the tools make
 MODEL_LONG_SIDE = 2048  # images sent to the model are scaled down to this
 
 
@@ -46,6 +47,11 @@ class ImageRegistry:
         """Register a produced image under the next id and store it."""
         if len(self._images) >= MAX_IMAGES:
             raise ImageToolError(f"this trajectory already holds {MAX_IMAGES} images; work with the existing ones")
+        held = sum(e.image.width * e.image.height for e in self._images.values())
+        if held + image.width * image.height > MAX_TOTAL_PIXELS:
+            raise ImageToolError(
+                "this trajectory's images are too large in total; work on smaller regions or with the existing images"
+            )
         image_id = f"img_{len(self._images)}"
         sha = self._store.put(jpeg_bytes(image), "jpg") if self._store is not None else ""
         entry = RegisteredImage(image_id, image.convert("RGB"), note, sha)
