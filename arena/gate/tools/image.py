@@ -171,29 +171,31 @@ def estimate_tilt(image: Image.Image) -> tuple[float, float]:
 
     Vertical structures (walls, poles, window frames) stay vertical in a
     level photo whatever the perspective, so we take the peak orientation of
-    strong near-vertical edges; a rolled camera shifts it by the roll angle.
+    long, straight, near-vertical edges; a rolled camera shifts it by the roll
+    angle. The structure tensor over 9x9 windows keeps straight edges
+    (coherent orientation) and drops texture such as foliage.
     """
     grey = image.convert("L")
     grey.thumbnail((640, 640), Image.Resampling.BILINEAR)
-    # a light blur keeps long structures and drops texture (foliage, gravel)
-    grey = grey.filter(ImageFilter.GaussianBlur(1.5))
+    grey = grey.filter(ImageFilter.GaussianBlur(1.0))
     lum = np.asarray(grey, dtype=np.float32) / 255.0
     gx, gy = _sobel(lum)
-    mag = np.hypot(gx, gy)
-    strong = mag > max(0.1, float(np.percentile(mag, 90)))
-    # gradient direction of a vertical edge is horizontal: fold to [-90, 90)
-    angle = (np.degrees(np.arctan2(gy[strong], gx[strong])) + 90.0) % 180.0 - 90.0
-    weights = mag[strong]
-    vertical = np.abs(angle) < 25.0
-    if vertical.sum() < 200:
+    jxx, jyy, jxy = _box_mean(gx * gx, 4), _box_mean(gy * gy, 4), _box_mean(gx * gy, 4)
+    energy = jxx + jyy
+    coherence = np.sqrt((jxx - jyy) ** 2 + 4 * jxy**2) / np.maximum(energy, 1e-6)
+    # dominant gradient direction, folded to [-90, 90); a vertical edge's gradient is horizontal
+    angle = (0.5 * np.degrees(np.arctan2(2 * jxy, jxx - jyy)) + 90.0) % 180.0 - 90.0
+    weight = energy * coherence
+    edges = (coherence > 0.9) & (energy > np.percentile(energy, 80))
+    vertical = edges & (np.abs(angle) < 25.0)
+    if vertical.sum() < 100:
         return 0.0, 0.0
-    hist, edges = np.histogram(angle[vertical], bins=100, range=(-25.0, 25.0), weights=weights[vertical])
-    smooth = np.convolve(hist, np.ones(3) / 3, "same")
-    peak = int(np.argmax(smooth))
-    centre = (edges[peak] + edges[peak + 1]) / 2
+    hist, bins = np.histogram(angle[vertical], bins=100, range=(-25.0, 25.0), weights=weight[vertical])
+    peak = int(np.argmax(np.convolve(hist, np.ones(3) / 3, "same")))
+    centre = (bins[peak] + bins[peak + 1]) / 2
     near = vertical & (np.abs(angle - centre) < 1.0)
-    tilt = float(np.average(angle[near], weights=weights[near]))
-    support = float(weights[near].sum() / weights[vertical].sum())
+    tilt = float(np.average(angle[near], weights=weight[near]))
+    support = float(weight[near].sum() / weight[vertical].sum())
     # image rows grow downwards, so the gradient angle equals the clockwise roll
     return round(tilt, 2), round(support, 3)
 
@@ -282,6 +284,13 @@ def _sobel(lum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     gx = (p[:-2, 2:] + 2 * p[1:-1, 2:] + p[2:, 2:]) - (p[:-2, :-2] + 2 * p[1:-1, :-2] + p[2:, :-2])
     gy = (p[2:, :-2] + 2 * p[2:, 1:-1] + p[2:, 2:]) - (p[:-2, :-2] + 2 * p[:-2, 1:-1] + p[:-2, 2:])
     return gx, gy
+
+
+def _box_mean(a: np.ndarray, r: int) -> np.ndarray:
+    """Mean over (2r+1) x (2r+1) windows, by summed-area table."""
+    k = 2 * r + 1
+    c = np.pad(np.pad(a, r, mode="edge").cumsum(0).cumsum(1), ((1, 0), (1, 0)))
+    return (c[k:, k:] - c[:-k, k:] - c[k:, :-k] + c[:-k, :-k]) / (k * k)
 
 
 def _rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:
