@@ -290,7 +290,8 @@ def _box_mean(a: np.ndarray, r: int) -> np.ndarray:
     """Mean over (2r+1) x (2r+1) windows, by summed-area table."""
     k = 2 * r + 1
     c = np.pad(np.pad(a, r, mode="edge").cumsum(0).cumsum(1), ((1, 0), (1, 0)))
-    return (c[k:, k:] - c[:-k, k:] - c[k:, :-k] + c[:-k, :-k]) / (k * k)
+    out: np.ndarray = (c[k:, k:] - c[:-k, k:] - c[k:, :-k] + c[:-k, :-k]) / (k * k)
+    return out
 
 
 def _rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:
