@@ -336,11 +336,28 @@ def _load_regions(cities: list[tuple[Place, set[str]]]) -> tuple[list[Place], di
     return regions, names
 
 
+# Everyday and native names that ISO's official forms and their translations
+# miss ("Russian Federation" is translated, "Russia" and "Россия" are not).
+COUNTRY_ALIASES: dict[str, tuple[str, ...]] = {
+    "RU": ("Russia", "Россия", "Российская Федерация"),
+    "KR": ("South Korea", "Korea", "한국", "대한민국", "韓国", "韩国", "韓國"),
+    "KP": ("North Korea", "조선", "북한"),
+    "UA": ("Україна",), "BY": ("Belarus", "Беларусь"), "KZ": ("Қазақстан", "Казахстан"),
+    "MN": ("Монгол Улс",), "GE": ("საქართველო",), "AM": ("Հայաստան",),
+    "GR": ("Ελλάδα",), "IL": ("ישראל",), "EG": ("مصر",), "SA": ("السعودية",),
+    "IN": ("भारत",), "TH": ("ประเทศไทย", "ไทย"), "VN": ("Vietnam", "Việt Nam"),
+    "IR": ("Iran", "ایران"), "SY": ("Syria",), "LA": ("Laos",), "TW": ("Taiwan", "台灣", "臺灣"),
+    "TZ": ("Tanzania",), "BO": ("Bolivia",), "VE": ("Venezuela",), "MD": ("Moldova",),
+    "CZ": ("Czechia", "Česko"), "US": ("USA", "United States of America"),
+    "GB": ("UK", "Great Britain", "Britain"), "JP": ("Nippon", "Nihon"),
+}
+
+
 def _country_names(code: str) -> set[str]:
     country = pycountry.countries.get(alpha_2=code)
     base = {country.name, getattr(country, "common_name", ""), getattr(country, "official_name", "")}
     base.discard("")
-    names = set(base)
+    names = set(base) | set(COUNTRY_ALIASES.get(code, ()))
     for loc in NAME_LOCALES:
         catalogue = _catalogue("iso3166-1", loc)
         names.update(catalogue.gettext(n) for n in base)
@@ -436,8 +453,8 @@ def _unspaced_quality(hit: str, suffixed: bool, places: tuple[Place, ...]) -> fl
     if len(hit) >= 3:
         return 0.65
     # Two Han characters are often an ordinary word, unless they name a
-    # country, a region or a big city (北京, 東京, 서울).
-    famous = any(p.kind != "city" or p.population >= 1_000_000 for p in places)
+    # country, a region or one of the biggest cities (北京, 東京, 서울).
+    famous = any(p.kind != "city" or p.population >= 5_000_000 for p in places)
     return 0.55 if famous else 0.3
 
 

@@ -78,24 +78,30 @@ class OcrGeolocator:
         photo = await asyncio.to_thread(_decode, image)
         gazetteer_ready = asyncio.create_task(asyncio.to_thread(load_gazetteer))
         try:
-            if self.gate:
-                lines: list[OcrLine] = []
-                views = await self._policy_views(photo)
-                for view in views:
-                    view_lines = await self._read(view.image)
-                    lines.extend(view_lines)
+            lines: list[OcrLine] = []
+            views = 0
+            async for view, view_lines in self.read(photo):
+                views += 1
+                lines.extend(view_lines)
+                if self.gate:
                     yield await self._step(view, view_lines)
-                merged = merge_lines(lines)
-            else:
-                views = [View("photo", photo, "ocr", {})]
-                merged = merge_lines(await self._read(photo))
             gazetteer = await gazetteer_ready
         finally:
             if not gazetteer_ready.done():
                 gazetteer_ready.cancel()
+        merged = merge_lines(lines)
         ranking = self.rank(merged, prompt, gazetteer)
-        for paragraph in render_answer(ranking, merged, views=len(views)):
+        for paragraph in render_answer(ranking, merged, views=views):
             yield TextDelta(paragraph + "\n\n")
+
+    async def read(self, photo: Image.Image) -> AsyncIterator[tuple[View, list[OcrLine]]]:
+        """OCR each view this contender looks at: the photo alone, or with
+        `gate` every view of GATE's fixed policy (which includes the photo)."""
+        if not self.gate:
+            yield View("photo", photo, "ocr", {}), await self._read(photo)
+            return
+        for view in await self._policy_views(photo):
+            yield view, await self._read(view.image)
 
     def rank(self, lines: Sequence[TextLine], prompt: str, gazetteer: Any = None) -> Ranking:
         return rank_places(
@@ -115,7 +121,10 @@ class OcrGeolocator:
 
     async def _policy_views(self, photo: Image.Image) -> list[View]:
         policy = self.policy or _fixed_policy()
-        produced = await asyncio.to_thread(policy, photo)
+        try:
+            produced = await asyncio.to_thread(policy, photo)
+        except Exception as exc:  # a bug in a tool must not take the battle's server down
+            raise ContenderError(f"GATE's fixed policy failed: {type(exc).__name__}: {exc}") from exc
         return [View(v.label, v.image, v.tool, dict(v.args)) for v in produced]
 
     async def _step(self, view: View, lines: Sequence[OcrLine]) -> ToolStep:
