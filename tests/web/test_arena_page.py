@@ -18,8 +18,6 @@ from arena.config import Settings
 from arena.web.pages import EXAMPLE_PROMPTS, ArenaPage, accepted_image_types
 
 ROOT = Path(__file__).resolve().parents[2]
-# Written by another engineer; the page must work whether or not it is there yet.
-OPTIONAL_ASSETS = {"/static/trajectory.js"}
 
 
 def offline_settings(tmp_path: Path, **overrides: object) -> Settings:
@@ -93,10 +91,10 @@ class TestArenaPage:
         assets = [el.attrs.get("src") or el.attrs.get("href") for el in page.find(tag="script")]
         assets += [el.attrs["href"] for el in page.find(tag="link")]
         assets += [el.attrs["src"] for el in page.find(tag="img") if el.attrs.get("src")]
-        assert "/static/arena.css" in assets and "/static/arena.js" in assets
+        assert {"/static/arena.css", "/static/arena.js", "/static/trajectory.js"} <= set(assets)
         for url in assets:
             assert url.startswith("/") and not url.startswith("//"), f"not served locally: {url}"
-        for url in set(assets) - OPTIONAL_ASSETS:
+        for url in set(assets):
             response = await offline_client.get(url)
             assert response.status_code == 200, url
         css = (await offline_client.get("/static/arena.css")).text
