@@ -209,6 +209,19 @@
     const source = current.source;
     const sideOf = (data) => current.sides[data.side];
 
+    // After a dropped connection the browser reconnects and the server
+    // replays the battle from the start: clear the steps so none is doubled.
+    let opened = false;
+    source.addEventListener("open", () => {
+      if (opened) {
+        for (const side of Object.values(current.sides)) {
+          side.trajectory.textContent = "";
+          side.trajectory.hidden = true;
+        }
+      }
+      opened = true;
+    });
+
     on(source, "delta", (data) => {
       const side = sideOf(data);
       if (!side) return;

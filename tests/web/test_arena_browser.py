@@ -90,7 +90,12 @@ class TestArenaInBrowser:
         assert set(names) == OFFLINE_POOL
         for pane, name in zip(panes, names):
             assert pane.locator(".badge--label").inner_text() == "baseline"
-            assert pane.locator(".badge--gate").count() == (1 if name.endswith("+gate") else 0)
+            gate = name.endswith("+gate")
+            assert pane.locator(".badge--gate").count() == (1 if gate else 0)
+            # Only the GATE contender streams tool steps, drawn into its pane's trajectory.
+            trajectory = pane.locator('[data-role="trajectory"]')
+            assert trajectory.is_visible() == gate
+            assert (trajectory.inner_text().strip() != "") == gate
         assert "is-winner" in (panes[0].get_attribute("class") or "")
         assert f"Model A was {names[0]}; Model B was {names[1]}" in page.locator("#verdict-note").inner_text()
         assert all(b.is_disabled() for b in page.locator("[data-choice]").all())
