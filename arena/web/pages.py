@@ -12,6 +12,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
 
 from arena.images.intake import ACCEPTED_LABEL, HEIF_FORMATS
 
@@ -34,7 +35,8 @@ HEIC_IMAGE_TYPES: tuple[str, ...] = ("image/heic", "image/heif")
 def arena_page(request: Request) -> HTMLResponse:
     """The arena: upload, ask, watch two anonymous answers, vote."""
     page = ArenaPage.from_state(request.app.state)
-    return request.app.state.templates.TemplateResponse(request, "arena.html", {"page": page})
+    templates: Jinja2Templates = request.app.state.templates
+    return templates.TemplateResponse(request, "arena.html", {"page": page})
 
 
 @dataclass(frozen=True)

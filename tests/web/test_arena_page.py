@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from dataclasses import fields
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -20,7 +21,7 @@ from arena.web.pages import EXAMPLE_PROMPTS, ArenaPage, accepted_image_types
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def offline_settings(tmp_path: Path, **overrides: object) -> Settings:
+def offline_settings(tmp_path: Path, **overrides: Any) -> Settings:
     """An arena with the offline pool (no pool file) and its own data dir."""
     return Settings(
         env="test", data_dir=tmp_path / "data", config=tmp_path / "no-pool.toml",
@@ -88,7 +89,7 @@ class TestArenaPage:
 
     async def test_static_assets_are_local(self, offline_client: httpx.AsyncClient) -> None:
         page = parse((await offline_client.get("/")).text)
-        assets = [el.attrs.get("src") or el.attrs.get("href") for el in page.find(tag="script")]
+        assets = [el.attrs["src"] for el in page.find(tag="script") if el.attrs.get("src")]
         assets += [el.attrs["href"] for el in page.find(tag="link")]
         assets += [el.attrs["src"] for el in page.find(tag="img") if el.attrs.get("src")]
         assert {"/static/arena.css", "/static/arena.js", "/static/trajectory.js"} <= set(assets)
