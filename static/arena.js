@@ -388,7 +388,7 @@
     if (response.ok) return reveal(current, data, button);
     if (response.status === 409) {
       current.voted = data && data.error === "already_voted";
-      const words = (data && CONFLICT_WORDS[data.error]) || serverMessage(response, data);
+      const words = (data && (data.message || CONFLICT_WORDS[data.error])) || serverMessage(response, data);
       verdictNote.textContent = `${words} Start a new battle to keep going.`;
       newBattleButton.hidden = false;
       newBattleButton.focus();
