@@ -60,8 +60,13 @@ def build_gate_contender(cfg: ContenderConfig, model: ChatModel, deps: ProviderD
     settings = GateSettings.from_pool(deps.pool.tools, cfg.options)
     toolbox = build_toolbox(settings, deps.http)
     return GateContender(
-        name=cfg.name, model=model, tools=toolbox.tools, settings=settings, images=deps.images,
-        system_prompt=cfg.system_prompt, disabled=toolbox.disabled,
+        name=cfg.name,
+        model=model,
+        tools=toolbox.tools,
+        settings=settings,
+        images=deps.images,
+        system_prompt=cfg.system_prompt,
+        disabled=toolbox.disabled,
     )
 
 
@@ -153,9 +158,10 @@ class _Trajectory:
         splitter = _AnswerSplitter(final=final, fallback=not self.native)
         specs = [t.spec for t in self.tools.values()] if self.native else []
         try:
-            async with asyncio.timeout_at(hard if final else soft) as deadline, _closing(
-                self.agent.model.chat(messages, specs)
-            ) as stream:
+            async with (
+                asyncio.timeout_at(hard if final else soft) as deadline,
+                _closing(self.agent.model.chat(messages, specs)) as stream,
+            ):
                 async for event in stream:
                     if isinstance(event, TextDelta):
                         for piece in splitter.feed(event.text):
@@ -206,18 +212,20 @@ class _Trajectory:
             yield step
         if self.native:
             messages.append(ChatMessage(role="assistant", content=turn.text, tool_calls=calls))
-            for call, observation in zip(calls, observations[len(observations) - len(calls):], strict=True):
+            for call, observation in zip(calls, observations[len(observations) - len(calls) :], strict=True):
                 messages.append(ChatMessage(role="tool", content=observation, tool_call_id=call.id, name=call.name))
             if produced:
-                messages.append(ChatMessage(role="user", content=_images_note(produced),
-                                            images=[contender_image(e) for e in produced]))
+                messages.append(
+                    ChatMessage(
+                        role="user", content=_images_note(produced), images=[contender_image(e) for e in produced]
+                    )
+                )
         else:
             messages.append(ChatMessage(role="assistant", content=turn.text + _action_text(calls)))
             body = "\n\n".join(f"Observation: {o}" for o in observations)
             if produced:
                 body += "\n\n" + _images_note(produced)
-            messages.append(ChatMessage(role="user", content=body,
-                                        images=[contender_image(e) for e in produced]))
+            messages.append(ChatMessage(role="user", content=body, images=[contender_image(e) for e in produced]))
 
     async def _call(self, call: ToolCall, deadline: float) -> tuple[ToolStep, str, list[RegisteredImage]]:
         """Run one tool call; every failure becomes an error observation."""
@@ -315,7 +323,7 @@ class _AnswerSplitter:
         return self._flush()
 
     def _flush(self) -> list[str]:
-        out = self.text[self._sent:]
+        out = self.text[self._sent :]
         if not self.emitted:
             out = out.lstrip()
         self._sent = len(self.text)
@@ -334,7 +342,7 @@ def parse_action(text: str, ordinal: int = 0) -> tuple[str, ToolCall | None, str
     if not match:
         return text, None, ""
     thought = text[: match.start()].rstrip(" \t\n*_#>").strip()
-    rest = text[match.end():]
+    rest = text[match.end() :]
     brace = rest.find("{")
     if brace < 0:
         return thought, None, 'after "Action:" write one JSON object: {"tool": "<name>", "arguments": {...}}'

@@ -47,9 +47,7 @@ def fixed_policy_views(image: PIL.Image.Image) -> list[PolicyView]:
         # expand=False keeps the frame, so crops stay comparable with the original's
         base = rotate(photo, tilt, expand=False)
         levelled_by = tilt
-        views.append(
-            PolicyView(f"full rotated {tilt:+.1f}°", base, "rotate", {"degrees": tilt, "expand": False})
-        )
+        views.append(PolicyView(f"full rotated {tilt:+.1f}°", base, "rotate", {"degrees": tilt, "expand": False}))
     for scale in CROP_SCALES:
         for position, box in crop_boxes(scale):
             factor = _factor_for(base, box)

@@ -41,7 +41,9 @@ class ImageRegistry:
     def __init__(self, photo: Image.Image, store: ImageStore | None = None, photo_sha256: str = "") -> None:
         self._store = store
         self._images: dict[str, RegisteredImage] = {}
-        self._images["img_0"] = RegisteredImage("img_0", photo.convert("RGB"), "the photo of the question", photo_sha256)
+        self._images["img_0"] = RegisteredImage(
+            "img_0", photo.convert("RGB"), "the photo of the question", photo_sha256
+        )
 
     def add(self, image: Image.Image, note: str) -> RegisteredImage:
         """Register a produced image under the next id and store it."""

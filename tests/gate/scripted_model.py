@@ -60,8 +60,18 @@ class ScriptedModelServer:
             if turn.delay:
                 await asyncio.sleep(turn.delay)
         for index, call in enumerate(turn.calls):
-            yield _chunk({"tool_calls": [{"index": index, "id": f"call_{n}_{index}", "type": "function",
-                                          "function": {"name": call.name, "arguments": ""}}]})
+            yield _chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": f"call_{n}_{index}",
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
             for i in range(0, len(call.arguments), 5):
                 yield _chunk({"tool_calls": [{"index": index, "function": {"arguments": call.arguments[i : i + 5]}}]})
         yield _chunk({}, finish_reason="tool_calls" if turn.calls else "stop")
@@ -70,8 +80,12 @@ class ScriptedModelServer:
 
 
 def _chunk(delta: dict[str, Any], finish_reason: str | None = None) -> str:
-    payload = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "model": "scripted",
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+    payload = {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion.chunk",
+        "model": "scripted",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
     return "data: " + json.dumps(payload) + "\n\n"
 
 

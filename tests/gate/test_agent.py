@@ -94,11 +94,15 @@ def broken_tool() -> Tool:
 
 
 class TestNativeLoop:
-    async def test_crop_then_streamed_answer(self, scripted: Any, street_jpeg: ContenderImage, store: ImageStore) -> None:
-        server = scripted([
-            Turn("I should look at the car more closely.", [CROP]),
-            Turn("Thought: the plate is Japanese.\nFinal answer: **Tokyo, Japan** — a Japanese plate.", delay=0.01),
-        ])
+    async def test_crop_then_streamed_answer(
+        self, scripted: Any, street_jpeg: ContenderImage, store: ImageStore
+    ) -> None:
+        server = scripted(
+            [
+                Turn("I should look at the car more closely.", [CROP]),
+                Turn("Thought: the plate is Japanese.\nFinal answer: **Tokyo, Japan** — a Japanese plate.", delay=0.01),
+            ]
+        )
 
         async def body(s: Scripted) -> Any:
             agent = GateContender("m+gate", s.model(), image_tools(), GateSettings(), store)
@@ -115,7 +119,12 @@ class TestNativeLoop:
         assert events[-1] == Usage(200, 20)  # summed over the two turns
         first, second = server.requests
         assert {t["function"]["name"] for t in first["tools"]} == {
-            "crop", "rotate", "auxiliary_lines", "super_resolution", "pixel_analysis"}
+            "crop",
+            "rotate",
+            "auxiliary_lines",
+            "super_resolution",
+            "pixel_analysis",
+        }
         messages = second["messages"]
         assert messages[2]["tool_calls"][0]["id"] == "call_1_0"
         assert messages[3] == {"role": "tool", "tool_call_id": "call_1_0", "content": step.observation}
@@ -126,14 +135,16 @@ class TestNativeLoop:
     async def test_bad_arguments_and_unknown_tools_are_observations(
         self, scripted: Any, street_jpeg: ContenderImage, store: ImageStore
     ) -> None:
-        server = scripted([
-            Turn("", [Call("crop", '{"box": [0, 0, 640, 300]}')]),  # pixels, not fractions
-            Turn("", [Call("crop", '{"box": [0.1, 0.2,')]),  # broken JSON
-            Turn("", [Call("crop", '{"box": [0, 0, 1, 1], "zoom": 3}')]),  # unknown argument
-            Turn("", [Call("teleport", '{"to": "Tokyo"}')]),
-            Turn("", [Call("rotate", '{"image": "img_9", "degrees": 90}')]),  # unknown image id
-            Turn("Final answer: Japan."),
-        ])
+        server = scripted(
+            [
+                Turn("", [Call("crop", '{"box": [0, 0, 640, 300]}')]),  # pixels, not fractions
+                Turn("", [Call("crop", '{"box": [0.1, 0.2,')]),  # broken JSON
+                Turn("", [Call("crop", '{"box": [0, 0, 1, 1], "zoom": 3}')]),  # unknown argument
+                Turn("", [Call("teleport", '{"to": "Tokyo"}')]),
+                Turn("", [Call("rotate", '{"image": "img_9", "degrees": 90}')]),  # unknown image id
+                Turn("Final answer: Japan."),
+            ]
+        )
 
         async def body(s: Scripted) -> Any:
             return await run(GateContender("m+gate", s.model(), image_tools(), GateSettings(), store), street_jpeg)
@@ -178,7 +189,9 @@ class TestNativeLoop:
     async def test_tool_timeout_and_exception_are_recoverable(
         self, scripted: Any, street_jpeg: ContenderImage, store: ImageStore
     ) -> None:
-        server = scripted([Turn("", [Call("slow", "{}")]), Turn("", [Call("broken", "{}")]), Turn("Final answer: Osaka.")])
+        server = scripted(
+            [Turn("", [Call("slow", "{}")]), Turn("", [Call("broken", "{}")]), Turn("Final answer: Osaka.")]
+        )
 
         async def body(s: Scripted) -> Any:
             tools = [slow_tool(30, timeout=1.0), broken_tool()]
@@ -212,15 +225,24 @@ class TestNativeLoop:
 
 
 class TestTextFallback:
-    async def test_action_in_text_runs_the_tool(self, scripted: Any, street_jpeg: ContenderImage, store: ImageStore) -> None:
-        server = scripted([
-            Turn('Thought: zoom on the car.\nAction: {"tool": "super_resolution", "arguments": {"box": [0.6, 0.5, 0.9, 0.8], "factor": 2}}'),
-            Turn("Action: {not json}"),
-            Turn("Final answer: Shinjuku, Tokyo."),
-        ])
+    async def test_action_in_text_runs_the_tool(
+        self, scripted: Any, street_jpeg: ContenderImage, store: ImageStore
+    ) -> None:
+        server = scripted(
+            [
+                Turn(
+                    "Thought: zoom on the car.\n"
+                    'Action: {"tool": "super_resolution", "arguments": {"box": [0.6, 0.5, 0.9, 0.8], "factor": 2}}'
+                ),
+                Turn("Action: {not json}"),
+                Turn("Final answer: Shinjuku, Tokyo."),
+            ]
+        )
 
         async def body(s: Scripted) -> Any:
-            return await run(GateContender("m+gate", s.model(native=False), image_tools(), GateSettings(), store), street_jpeg)
+            return await run(
+                GateContender("m+gate", s.model(native=False), image_tools(), GateSettings(), store), street_jpeg
+            )
 
         steps, answer, _ = await with_server(server, body)
         assert answer == "Shinjuku, Tokyo."
@@ -231,12 +253,16 @@ class TestTextFallback:
         assert "tools" not in first and '"crop"' not in first["messages"][0]["content"]
         assert "- crop:" in first["messages"][0]["content"] and "Action:" in first["messages"][0]["content"]
         observation = second["messages"][-1]
-        assert observation["role"] == "user" and observation["content"][0]["text"].startswith("Observation: Produced img_1")
+        assert observation["role"] == "user" and observation["content"][0]["text"].startswith(
+            "Observation: Produced img_1"
+        )
         assert [p["type"] for p in observation["content"]] == ["text", "image_url"]
         assert third["messages"][-1]["content"].startswith("Observation: Error: the Action is not valid JSON")
 
     def test_parse_action_variants(self) -> None:
-        thought, call, error = parse_action('Thought: hm\n**Action:** ```json\n{"name": "crop", "args": {"box": [0,0,1,1]}}\n```')
+        thought, call, error = parse_action(
+            'Thought: hm\n**Action:** ```json\n{"name": "crop", "args": {"box": [0,0,1,1]}}\n```'
+        )
         assert thought == "Thought: hm" and call is not None and call.name == "crop" and not error
         assert call.arguments == {"box": [0, 0, 1, 1]}
         assert parse_action("no action here") == ("no action here", None, "")
@@ -258,7 +284,9 @@ class TestAnswerSplitter:
     def test_final_turn_streams_everything(self) -> None:
         s = _AnswerSplitter(final=True, fallback=False)
         assert s.feed("Short") == []
-        assert s.feed(" but now long enough to be streamed straight") == ["Short but now long enough to be streamed straight"]
+        assert s.feed(" but now long enough to be streamed straight") == [
+            "Short but now long enough to be streamed straight"
+        ]
 
 
 class ScriptedChat:

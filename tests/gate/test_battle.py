@@ -35,10 +35,12 @@ def parse_sse(body: str) -> list[tuple[str, dict]]:
 
 class TestGateBattle:
     async def test_steps_stream_and_persist(self, tmp_path: Path) -> None:
-        scripted = ScriptedModelServer([
-            Turn("The plate may help.", [Call("super_resolution", '{"box": [0.6, 0.5, 0.9, 0.8], "factor": 2}')]),
-            Turn("Final answer: **Tokyo, Japan** (Japanese plate, left-hand traffic)."),
-        ])
+        scripted = ScriptedModelServer(
+            [
+                Turn("The plate may help.", [Call("super_resolution", '{"box": [0.6, 0.5, 0.9, 0.8], "factor": 2}')]),
+                Turn("Final answer: **Tokyo, Japan** (Japanese plate, left-hand traffic)."),
+            ]
+        )
         plain = OpenAICompatibleServer()
         with serve_in_thread(scripted.app) as gate_url, serve_in_thread(plain.app) as plain_url:
             pool = tmp_path / "arena.toml"
@@ -50,14 +52,23 @@ class TestGateBattle:
             )
             database = f"sqlite:///{tmp_path / 'arena.db'}"
             upgrade(database)
-            settings = Settings(env="test", data_dir=tmp_path / "data", database_url=database, config=pool,
-                                secret_key="test-secret-key-0123456789", battle_timeout=30)
+            settings = Settings(
+                env="test",
+                data_dir=tmp_path / "data",
+                database_url=database,
+                config=pool,
+                secret_key="test-secret-key-0123456789",
+                battle_timeout=30,
+            )
             app = create_app(settings)
             async with app.router.lifespan_context(app):
                 async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
                     photo = (SAMPLE / "level1-1.jpg").read_bytes()
-                    created = await client.post("/api/battles", data={"prompt": "Where was this photo taken?"},
-                                                files={"image": ("p.jpg", photo, "image/jpeg")})
+                    created = await client.post(
+                        "/api/battles",
+                        data={"prompt": "Where was this photo taken?"},
+                        files={"image": ("p.jpg", photo, "image/jpeg")},
+                    )
                     assert created.status_code == 201, created.text
                     events = parse_sse((await client.get(created.json()["events_url"])).text)
                     steps = [data for name, data in events if name == "step"]

@@ -103,7 +103,9 @@ class TestSandbox:
 
     async def test_fork_bomb_is_contained(self) -> None:
         started = time.monotonic()
-        result = await SANDBOX.run("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n")
+        result = await SANDBOX.run(
+            "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+        )
         assert time.monotonic() - started < SANDBOX.timeout + 3
         assert result.exit_code != 0
         deadline = time.monotonic() + 5  # the kernel tears the pid namespace down asynchronously

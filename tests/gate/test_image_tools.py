@@ -27,8 +27,13 @@ class TestCrop:
 
     @pytest.mark.parametrize(
         "box, reason",
-        [([0, 0, 640, 300], "not pixels"), ([0.5, 0.5, 0.2, 0.9], "x0 < x1"), ([0, 0, 1], "four numbers"),
-         ([0, 0, 0.001, 0.5], "at least 8 px"), (["a", 0, 1, 1], "four numbers")],
+        [
+            ([0, 0, 640, 300], "not pixels"),
+            ([0.5, 0.5, 0.2, 0.9], "x0 < x1"),
+            ([0, 0, 1], "four numbers"),
+            ([0, 0, 0.001, 0.5], "at least 8 px"),
+            (["a", 0, 1, 1], "four numbers"),
+        ],
     )
     def test_bad_boxes_say_why(self, street: Image.Image, box: list, reason: str) -> None:
         with pytest.raises(ImageToolError, match=reason):
@@ -40,7 +45,13 @@ class TestRotate:
         out = rotate(street, 90, expand=True)
         assert out.size == (671, 1280)
         # counter-clockwise: the photo's top-right corner lands at the top-left
-        assert np.abs(np.asarray(out)[:20, :20].astype(int) - np.asarray(street)[:20, -20:].transpose(1, 0, 2)[::-1].astype(int)).mean() < 3
+        assert (
+            np.abs(
+                np.asarray(out)[:20, :20].astype(int)
+                - np.asarray(street)[:20, -20:].transpose(1, 0, 2)[::-1].astype(int)
+            ).mean()
+            < 3
+        )
 
     def test_without_expand_keeps_the_frame(self, street: Image.Image) -> None:
         out = rotate(street, 30, expand=False)

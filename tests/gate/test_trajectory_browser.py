@@ -3,7 +3,6 @@ timeline with thumbnails, and model text never becomes HTML."""
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,19 +53,50 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[d
     async def index(request: Request) -> Response:
         return HTMLResponse(PAGE)
 
-    app = Starlette(routes=[Route("/", index), Route("/images/{sha}", image),
-                            Mount("/static", StaticFiles(directory=ROOT / "static"))])
+    app = Starlette(
+        routes=[
+            Route("/", index),
+            Route("/images/{sha}", image),
+            Mount("/static", StaticFiles(directory=ROOT / "static")),
+        ]
+    )
     steps = [
-        {"side": "a", "tool": "super_resolution", "args": {"image": "img_0", "box": [0.6, 0.5, 0.9, 0.8], "factor": 2},
-         "observation": f"Produced {car.describe()}.", "thought": "The number plate could tell the country.",
-         "image_refs": [car.sha256], "ok": True},
-        {"side": "a", "tool": "crop", "args": {"box": [0, 0, 640, 300]},
-         "observation": "box [0, 0, 640, 300]: coordinates are fractions of the image between 0 and 1, not pixels",
-         "thought": "", "image_refs": [], "ok": False},
-        {"side": "a", "tool": "crop", "args": {"box": [0.0, 0.55, 0.5, 0.9]}, "observation": f"Produced {fence.describe()}.",
-         "thought": "Look at the road markings.", "image_refs": [fence.sha256, "../../etc/passwd"], "ok": True},
-        {"side": "a", "tool": "visit", "args": {"url": "https://example.org/<b>x</b>"}, "observation": HOSTILE,
-         "thought": HOSTILE, "image_refs": [], "ok": True},
+        {
+            "side": "a",
+            "tool": "super_resolution",
+            "args": {"image": "img_0", "box": [0.6, 0.5, 0.9, 0.8], "factor": 2},
+            "observation": f"Produced {car.describe()}.",
+            "thought": "The number plate could tell the country.",
+            "image_refs": [car.sha256],
+            "ok": True,
+        },
+        {
+            "side": "a",
+            "tool": "crop",
+            "args": {"box": [0, 0, 640, 300]},
+            "observation": "box [0, 0, 640, 300]: coordinates are fractions of the image between 0 and 1, not pixels",
+            "thought": "",
+            "image_refs": [],
+            "ok": False,
+        },
+        {
+            "side": "a",
+            "tool": "crop",
+            "args": {"box": [0.0, 0.55, 0.5, 0.9]},
+            "observation": f"Produced {fence.describe()}.",
+            "thought": "Look at the road markings.",
+            "image_refs": [fence.sha256, "../../etc/passwd"],
+            "ok": True,
+        },
+        {
+            "side": "a",
+            "tool": "visit",
+            "args": {"url": "https://example.org/<b>x</b>"},
+            "observation": HOSTILE,
+            "thought": HOSTILE,
+            "image_refs": [],
+            "ok": True,
+        },
     ]
     with serve_in_thread(app) as url:
         yield url, steps
@@ -79,7 +109,9 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"])
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
         try:
             yield chromium
         finally:
@@ -101,7 +133,9 @@ class TestTrajectoryTimeline:
         # thumbnails: only valid digests become images, and they load from /images/{sha}
         thumbs = page.locator(".gate-step__thumb img")
         assert thumbs.count() == 2
-        page.wait_for_function("() => [...document.querySelectorAll('.gate-step__thumb img')].every(i => i.complete && i.naturalWidth > 0)")
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.gate-step__thumb img')].every(i => i.complete && i.naturalWidth > 0)"
+        )
         assert thumbs.nth(0).get_attribute("src") == f"/images/{steps[0]['image_refs'][0]}"
         # details are collapsed until clicked
         first = page.locator(".gate-step__details").nth(0)
@@ -126,12 +160,18 @@ class TestTrajectoryTimeline:
 def gate_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, ScriptedModelServer]]:
     """The real app with a GATE contender (scripted loopback model) and a plain one."""
     tmp = tmp_path_factory.mktemp("gate-arena")
-    scripted = ScriptedModelServer([
-        Turn("Let me read the plate of the car.", [Call("super_resolution", '{"box": [0.6, 0.5, 0.9, 0.8], "factor": 2}')], delay=0.02),
-        Turn("The road markings next.", [Call("crop", '{"box": [0.0, 0.75, 0.6, 1.0]}')], delay=0.02),
-        Turn("", [Call("pixel_analysis", '{"box": [0.3, 0.1, 0.7, 0.5]}')]),
-        Turn("Final answer: **Tokyo, Japan**\n\n- Japanese number plate\n- orange centre line\n", delay=0.02),
-    ])
+    scripted = ScriptedModelServer(
+        [
+            Turn(
+                "Let me read the plate of the car.",
+                [Call("super_resolution", '{"box": [0.6, 0.5, 0.9, 0.8], "factor": 2}')],
+                delay=0.02,
+            ),
+            Turn("The road markings next.", [Call("crop", '{"box": [0.0, 0.75, 0.6, 1.0]}')], delay=0.02),
+            Turn("", [Call("pixel_analysis", '{"box": [0.3, 0.1, 0.7, 0.5]}')]),
+            Turn("Final answer: **Tokyo, Japan**\n\n- Japanese number plate\n- orange centre line\n", delay=0.02),
+        ]
+    )
     plain = OpenAICompatibleServer()
     with serve_in_thread(scripted.app) as gate_url, serve_in_thread(plain.app) as plain_url:
         pool = tmp / "arena.toml"
@@ -143,8 +183,14 @@ def gate_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
         )
         database = f"sqlite:///{tmp / 'arena.db'}"
         upgrade(database)
-        settings = Settings(env="test", data_dir=tmp / "data", database_url=database, config=pool,
-                            secret_key="test-secret-key-0123456789", battle_timeout=30)
+        settings = Settings(
+            env="test",
+            data_dir=tmp / "data",
+            database_url=database,
+            config=pool,
+            secret_key="test-secret-key-0123456789",
+            battle_timeout=30,
+        )
         with serve_in_thread(create_app(settings)) as url:
             yield url, scripted
 
@@ -160,15 +206,20 @@ class TestGateBattleInTheArena:
         page.get_by_label("Your question").fill("Where was this photo taken?")
         page.get_by_role("button", name="Start battle").click()
         page.wait_for_function(
-            "() => ['a', 'b'].every(s => document.querySelector(`#pane-${s}`).dataset.state === 'done')", timeout=60_000)
+            "() => ['a', 'b'].every(s => document.querySelector(`#pane-${s}`).dataset.state === 'done')", timeout=60_000
+        )
         panes = page.locator(".pane:has(.gate-step)")
         assert panes.count() == 1  # only the GATE contender used tools
         pane = panes.first
         assert pane.locator(".gate-trajectory__summary").inner_text() == "Tool use: 3 steps"
         assert [t.inner_text() for t in pane.locator(".gate-step__tool").all()] == [
-            "super_resolution", "crop", "pixel_analysis"]
+            "super_resolution",
+            "crop",
+            "pixel_analysis",
+        ]
         page.wait_for_function(
-            "() => [...document.querySelectorAll('.gate-step__thumb img')].every(i => i.complete && i.naturalWidth > 0)")
+            "() => [...document.querySelectorAll('.gate-step__thumb img')].every(i => i.complete && i.naturalWidth > 0)"
+        )
         assert pane.locator(".gate-step__thumb img").count() == 2
         assert pane.locator(".answer strong").inner_text() == "Tokyo, Japan"
         pane.locator(".gate-step__details summary").nth(2).click()

@@ -65,12 +65,20 @@ class PageServer:
         self.hits: list[tuple[str, str]] = []  # (path, Host header)
         self.search_params: list[dict[str, str]] = []
         self.base = ""
-        self.app = Starlette(routes=[
-            Route("/article", self.article), Route("/big", self.big), Route("/png", self.png),
-            Route("/slow", self.slow), Route("/gz", self.gz), Route("/thumb/{n}", self.thumb),
-            Route("/to/{where:path}", self.redirect), Route("/search", self.searxng),
-            Route("/forbidden/search", self.forbidden), Route("/res/v1/{kind}/search", self.brave),
-        ])
+        self.app = Starlette(
+            routes=[
+                Route("/article", self.article),
+                Route("/big", self.big),
+                Route("/png", self.png),
+                Route("/slow", self.slow),
+                Route("/gz", self.gz),
+                Route("/thumb/{n}", self.thumb),
+                Route("/to/{where:path}", self.redirect),
+                Route("/search", self.searxng),
+                Route("/forbidden/search", self.forbidden),
+                Route("/res/v1/{kind}/search", self.brave),
+            ]
+        )
 
     def _hit(self, request: Request) -> None:
         self.hits.append((request.url.path, request.headers.get("host", "")))
@@ -94,8 +102,7 @@ class PageServer:
 
     async def gz(self, request: Request) -> Response:
         self._hit(request)
-        return Response(gzip.compress(ARTICLE.encode()), media_type="text/html",
-                        headers={"content-encoding": "gzip"})
+        return Response(gzip.compress(ARTICLE.encode()), media_type="text/html", headers={"content-encoding": "gzip"})
 
     async def thumb(self, request: Request) -> Response:
         self._hit(request)
@@ -111,13 +118,24 @@ class PageServer:
         if params.get("format") != "json":
             return Response("html only", status_code=403)
         if params.get("categories") == "images":
-            results = [{"title": f"Hillside town {i}", "url": f"https://photos.example/{i}",
-                        "img_src": f"{self.base}/thumb/{i}", "thumbnail_src": f"{self.base}/thumb/{i}"}
-                       for i in range(1, 6)]
+            results = [
+                {
+                    "title": f"Hillside town {i}",
+                    "url": f"https://photos.example/{i}",
+                    "img_src": f"{self.base}/thumb/{i}",
+                    "thumbnail_src": f"{self.base}/thumb/{i}",
+                }
+                for i in range(1, 6)
+            ]
         else:
-            results = [{"title": "Shibuya Crossing - Wikipedia", "url": "https://en.wikipedia.org/wiki/Shibuya_Crossing",
-                        "content": "Scramble crossing in Shibuya, Tokyo."},
-                       {"title": "Hachikō", "url": "https://en.wikipedia.org/wiki/Hachik%C5%8D", "content": "Akita dog."}]
+            results = [
+                {
+                    "title": "Shibuya Crossing - Wikipedia",
+                    "url": "https://en.wikipedia.org/wiki/Shibuya_Crossing",
+                    "content": "Scramble crossing in Shibuya, Tokyo.",
+                },
+                {"title": "Hachikō", "url": "https://en.wikipedia.org/wiki/Hachik%C5%8D", "content": "Akita dog."},
+            ]
         return JSONResponse({"query": params["q"], "number_of_results": len(results), "results": results})
 
     async def forbidden(self, request: Request) -> Response:
@@ -128,11 +146,27 @@ class PageServer:
             return JSONResponse({"error": "unauthorized"}, status_code=401)
         self.search_params.append(dict(request.query_params))
         if request.path_params["kind"] == "images":
-            return JSONResponse({"results": [{"title": "Town", "url": "https://p.example/1",
-                                              "properties": {"url": f"{self.base}/thumb/1"},
-                                              "thumbnail": {"src": f"{self.base}/thumb/1"}}]})
-        return JSONResponse({"web": {"results": [{"title": "Shibuya", "url": "https://shibuya.example/",
-                                                  "description": "A ward of Tokyo."}]}})
+            return JSONResponse(
+                {
+                    "results": [
+                        {
+                            "title": "Town",
+                            "url": "https://p.example/1",
+                            "properties": {"url": f"{self.base}/thumb/1"},
+                            "thumbnail": {"src": f"{self.base}/thumb/1"},
+                        }
+                    ]
+                }
+            )
+        return JSONResponse(
+            {
+                "web": {
+                    "results": [
+                        {"title": "Shibuya", "url": "https://shibuya.example/", "description": "A ward of Tokyo."}
+                    ]
+                }
+            }
+        )
 
 
 @pytest.fixture(scope="module")
@@ -161,13 +195,26 @@ def port_of(pages: PageServer) -> int:
 
 
 class TestAddressRefusal:
-    @pytest.mark.parametrize("address, reason", [
-        ("127.0.0.1", "loopback"), ("127.8.9.10", "loopback"), ("::1", "loopback"),
-        ("::ffff:127.0.0.1", "loopback"), ("10.0.0.1", "private"), ("192.168.1.20", "private"),
-        ("172.16.5.4", "private"), ("169.254.169.254", "link-local"), ("fe80::1", "link-local"),
-        ("fd00::1", "private"), ("0.0.0.0", "private"), ("100.64.0.1", "non-public"),
-        ("224.0.0.251", "multicast"), ("2002:7f00:1::", "loopback"), ("not-an-ip", "malformed"),
-    ])
+    @pytest.mark.parametrize(
+        "address, reason",
+        [
+            ("127.0.0.1", "loopback"),
+            ("127.8.9.10", "loopback"),
+            ("::1", "loopback"),
+            ("::ffff:127.0.0.1", "loopback"),
+            ("10.0.0.1", "private"),
+            ("192.168.1.20", "private"),
+            ("172.16.5.4", "private"),
+            ("169.254.169.254", "link-local"),
+            ("fe80::1", "link-local"),
+            ("fd00::1", "private"),
+            ("0.0.0.0", "private"),
+            ("100.64.0.1", "non-public"),
+            ("224.0.0.251", "multicast"),
+            ("2002:7f00:1::", "loopback"),
+            ("not-an-ip", "malformed"),
+        ],
+    )
     def test_refused(self, address: str, reason: str) -> None:
         assert address_refusal(address) == reason
 
@@ -225,21 +272,37 @@ class TestSsrf:
             return next(answers)
 
         page = await SafeFetcher(allow_loopback=True, resolver=rebinding).fetch(
-            f"http://news.test:{port_of(pages)}/article")
+            f"http://news.test:{port_of(pages)}/article"
+        )
         assert page.status == 200 and b"Hachik" in page.body
         assert calls == ["news.test"]  # no second lookup behind our back
         assert pages.hits[-1] == ("/article", f"news.test:{port_of(pages)}")
 
-    @pytest.mark.parametrize("url", [
-        "http://[::1]:8000/", "http://0x7f.1/", "http://2130706433/", "http://127.1/",
-        "http://[::ffff:127.0.0.1]/", "http://0.0.0.0:8000/", "http://user:pw@127.0.0.1/",
-    ])
+    @pytest.mark.parametrize(
+        "url",
+        [
+            "http://[::1]:8000/",
+            "http://0x7f.1/",
+            "http://2130706433/",
+            "http://127.1/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://0.0.0.0:8000/",
+            "http://user:pw@127.0.0.1/",
+        ],
+    )
     async def test_disguised_loopback_forms_are_refused(self, url: str) -> None:
         with pytest.raises(AddressRefused):
             await SafeFetcher(timeout=3).fetch(url)
 
     async def test_redirect_loops_end(self, pages: PageServer) -> None:
-        url = pages.base + "/to/" + pages.base.replace("://", ":/") + "/to/" + pages.base.replace("://", ":/") + "/article"
+        url = (
+            pages.base
+            + "/to/"
+            + pages.base.replace("://", ":/")
+            + "/to/"
+            + pages.base.replace("://", ":/")
+            + "/article"
+        )
         page = await SafeFetcher(allow_loopback=True).fetch(url)  # two hops are fine
         assert page.url == pages.base + "/article"
         with pytest.raises(ToolFailure, match="more than 1 redirects"):
@@ -271,7 +334,8 @@ class TestVisit:
         page = await SafeFetcher(allow_loopback=True, max_bytes=100_000).fetch(pages.base + "/big")
         assert page.truncated and len(page.body) == 100_000
         result = await self.tool(visit_max_bytes=50_000, visit_max_chars=1000).run(
-            {"url": pages.base + "/big"}, ImageRegistry(street))
+            {"url": pages.base + "/big"}, ImageRegistry(street)
+        )
         assert "[... 49000 more characters not shown]" in result.observation
 
     async def test_time_limit(self, pages: PageServer) -> None:
@@ -292,16 +356,23 @@ class TestSearch:
         async with httpx.AsyncClient() as http:
             tools = self.tools(SearxngBackend(http, pages.base))
             result = await tools["web_search"].run({"query": "scramble crossing dog statue"}, ImageRegistry(street))
-        assert pages.search_params[-1] == {"q": "scramble crossing dog statue", "format": "json",
-                                           "categories": "general", "safesearch": "1"}
-        assert "1. Shibuya Crossing - Wikipedia\n   https://en.wikipedia.org/wiki/Shibuya_Crossing" in result.observation
+        assert pages.search_params[-1] == {
+            "q": "scramble crossing dog statue",
+            "format": "json",
+            "categories": "general",
+            "safesearch": "1",
+        }
+        assert (
+            "1. Shibuya Crossing - Wikipedia\n   https://en.wikipedia.org/wiki/Shibuya_Crossing" in result.observation
+        )
         assert result.summary.startswith("2 results: Shibuya Crossing - Wikipedia")
 
     async def test_searxng_image_search_shows_thumbnails(self, pages: PageServer, street: Image.Image) -> None:
         registry = ImageRegistry(street)
         async with httpx.AsyncClient() as http:
             result = await self.tools(SearxngBackend(http, pages.base))["web_image_search"].run(
-                {"query": "hillside town blue roofs"}, registry)
+                {"query": "hillside town blue roofs"}, registry
+            )
         assert pages.search_params[-1]["categories"] == "images"
         assert [e.id for e in result.images] == ["img_1", "img_2", "img_3"]  # at most three shown
         assert result.images[0].image.size == (320, 200)
@@ -311,13 +382,15 @@ class TestSearch:
         async with httpx.AsyncClient() as http:
             with pytest.raises(ToolFailure, match="HTTP 403 \\(is `json` listed in search.formats"):
                 await self.tools(SearxngBackend(http, pages.base + "/forbidden"))["web_search"].run(
-                    {"query": "x"}, ImageRegistry(street))
+                    {"query": "x"}, ImageRegistry(street)
+                )
 
     async def test_unreachable_backend(self, street: Image.Image) -> None:
         async with httpx.AsyncClient() as http:
             with pytest.raises(ToolFailure, match="searxng\\) is unreachable"):
                 await self.tools(SearxngBackend(http, "http://127.0.0.1:9"))["web_search"].run(
-                    {"query": "x"}, ImageRegistry(street))
+                    {"query": "x"}, ImageRegistry(street)
+                )
 
     async def test_brave_backend(self, pages: PageServer, street: Image.Image) -> None:
         async with httpx.AsyncClient() as http:
@@ -326,7 +399,8 @@ class TestSearch:
             images = await tools["web_image_search"].run({"query": "town"}, ImageRegistry(street))
             with pytest.raises(ToolFailure, match="HTTP 401"):
                 await self.tools(BraveBackend(http, "wrong", pages.base + "/res/v1"))["web_search"].run(
-                    {"query": "x"}, ImageRegistry(street))
+                    {"query": "x"}, ImageRegistry(street)
+                )
         assert "1. Shibuya\n   https://shibuya.example/\n   A ward of Tokyo." in text.observation
         assert pages.search_params[-1] == {"q": "town", "count": "4"}
         assert len(images.images) == 1
@@ -376,9 +450,26 @@ class TlsSite:
     def __init__(self, directory: Path) -> None:
         self.cert, key = directory / "cert.pem", directory / "key.pem"
         subprocess.run(
-            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=news.test",
-             "-addext", "subjectAltName=DNS:news.test", "-keyout", str(key), "-out", str(self.cert)],
-            check=True, capture_output=True,
+            [
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "1",
+                "-subj",
+                "/CN=news.test",
+                "-addext",
+                "subjectAltName=DNS:news.test",
+                "-keyout",
+                str(key),
+                "-out",
+                str(self.cert),
+            ],
+            check=True,
+            capture_output=True,
         )
         self.seen: list[tuple[str | None, str | None]] = []
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -418,8 +509,11 @@ def tls_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsSite]:
 class TestPinnedTls:
     async def test_sni_and_certificate_use_the_name_not_the_pinned_address(self, tls_site: TlsSite) -> None:
         trust = ssl.create_default_context(cafile=str(tls_site.cert))
-        fetcher = SafeFetcher(allow_loopback=True, verify=trust,
-                              resolver=fake_dns({"news.test": ["127.0.0.1"], "evil.test": ["127.0.0.1"]}))
+        fetcher = SafeFetcher(
+            allow_loopback=True,
+            verify=trust,
+            resolver=fake_dns({"news.test": ["127.0.0.1"], "evil.test": ["127.0.0.1"]}),
+        )
         page = await fetcher.fetch(f"https://news.test:{tls_site.port}/story")
         assert page.url == f"https://news.test:{tls_site.port}/story" and b"Hachik" in page.body
         assert tls_site.seen[-1] == ("news.test", f"news.test:{tls_site.port}")

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from arena.providers.base import ToolSpec
 
@@ -50,8 +48,12 @@ class Tool:
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "number": (int, float), "integer": (int,), "boolean": (bool,),
-    "array": (list,), "object": (dict,),
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
 }
 
 

@@ -55,9 +55,18 @@ def code_interpreter_tool(sandbox: CodeSandbox) -> Tool:
         f"Run Python 3 code in an isolated sandbox (no network, no files kept, {sandbox.timeout:g} s, "
         f"{sandbox.memory_mb} MB) and get what it prints; use it for arithmetic, distances between "
         f"coordinates, sun-angle or time-zone calculations.{extras}",
-        {"type": "object", "additionalProperties": False, "required": ["code"],
-         "properties": {"code": {"type": "string", "maxLength": MAX_CODE_CHARS,
-                                 "description": "a complete Python program; print the results"}}},
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["code"],
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "maxLength": MAX_CODE_CHARS,
+                    "description": "a complete Python program; print the results",
+                }
+            },
+        },
     )
 
     async def run(args: dict[str, Any], registry: ImageRegistry) -> ToolResult:
@@ -81,7 +90,11 @@ class SandboxResult:
         if self.truncated:
             return "stopped: too much output"
         if self.exit_code is not None and self.exit_code < 0:
-            name = signal.Signals(-self.exit_code).name if -self.exit_code in signal.Signals._value2member_map_ else str(-self.exit_code)
+            name = (
+                signal.Signals(-self.exit_code).name
+                if -self.exit_code in signal.Signals._value2member_map_
+                else str(-self.exit_code)
+            )
             return f"killed by {name} (a resource limit was reached)"
         if self.exit_code is not None and self.exit_code >= 128:
             return f"killed by signal {self.exit_code - 128} (a resource limit was reached)"
@@ -124,7 +137,10 @@ class CodeSandbox:
     def unavailable(self) -> str:
         """Why the sandbox cannot run here ("" when it can)."""
         if not self.bwrap:
-            return "bubblewrap (bwrap) is not installed; install it (e.g. apt-get install bubblewrap) to enable code_interpreter"
+            return (
+                "bubblewrap (bwrap) is not installed; install it (e.g. apt-get install bubblewrap) "
+                "to enable code_interpreter"
+            )
         if not self.python:
             return "no Python interpreter under /usr for the sandbox"
         return _probe(self.bwrap, self.python, self._run_as_nobody())
@@ -138,8 +154,12 @@ class CodeSandbox:
         command = self.command()
         process = await asyncio.create_subprocess_exec(
             *command,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True, preexec_fn=self._preexec(), **_identity(self._run_as_nobody()),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=self._preexec(),
+            **_identity(self._run_as_nobody()),
         )
         assert process.stdin and process.stdout and process.stderr
         process.stdin.write(code.encode("utf-8", errors="replace"))
@@ -163,25 +183,73 @@ class CodeSandbox:
                 _kill(process.pid)
         out, err = await readers
         exit_code = await process.wait()
-        return SandboxResult(exit_code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
-                             timed_out=timed_out, truncated=too_much.is_set())
+        return SandboxResult(
+            exit_code,
+            out.decode("utf-8", "replace"),
+            err.decode("utf-8", "replace"),
+            timed_out=timed_out,
+            truncated=too_much.is_set(),
+        )
 
     def command(self) -> list[str]:
         etc = self._fake_etc()
-        args = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-                "--ro-bind", "/usr", "/usr"]
+        args = [
+            self.bwrap,
+            "--unshare-all",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--ro-bind",
+            "/usr",
+            "/usr",
+        ]
         for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
             host = Path("/") / name
             if host.is_symlink():
                 args += ["--symlink", os.readlink(host), f"/{name}"]
             elif host.is_dir():
                 args += ["--ro-bind", str(host), f"/{name}"]
-        args += ["--ro-bind", str(etc), "/etc", "--proc", "/proc", "--dev", "/dev",
-                 "--size", str(64 * 1024 * 1024), "--tmpfs", "/tmp", "--chdir", "/tmp",
-                 "--uid", "1000", "--gid", "1000", "--hostname", "sandbox", "--clearenv",
-                 "--setenv", "HOME", "/tmp", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "LANG", "C.UTF-8",
-                 "--setenv", "OPENBLAS_NUM_THREADS", "1", "--setenv", "OMP_NUM_THREADS", "1",
-                 "--setenv", "PYTHONDONTWRITEBYTECODE", "1"]
+        args += [
+            "--ro-bind",
+            str(etc),
+            "/etc",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--size",
+            str(64 * 1024 * 1024),
+            "--tmpfs",
+            "/tmp",
+            "--chdir",
+            "/tmp",
+            "--uid",
+            "1000",
+            "--gid",
+            "1000",
+            "--hostname",
+            "sandbox",
+            "--clearenv",
+            "--setenv",
+            "HOME",
+            "/tmp",
+            "--setenv",
+            "PATH",
+            "/usr/bin:/bin",
+            "--setenv",
+            "LANG",
+            "C.UTF-8",
+            "--setenv",
+            "OPENBLAS_NUM_THREADS",
+            "1",
+            "--setenv",
+            "OMP_NUM_THREADS",
+            "1",
+            "--setenv",
+            "PYTHONDONTWRITEBYTECODE",
+            "1",
+        ]
         if self.site_packages:
             args += ["--ro-bind", self.site_packages, SANDBOX_SITE, "--setenv", "PYTHONPATH", SANDBOX_SITE]
         return [*args, "--", self.python, "-S", "-u", "-"]
@@ -235,13 +303,17 @@ def _make_fake_etc() -> Path:
 
 @functools.lru_cache(maxsize=16)
 def _probe(bwrap: str, python: str, as_nobody: bool, site: str = "", code: str = "print('ok')") -> str:
-    """"" if a trivial program runs in the sandbox, else the reason it does not."""
+    """ "" if a trivial program runs in the sandbox, else the reason it does not."""
     box = CodeSandbox(python=python, bwrap=bwrap, timeout=20)
     box.site_packages = site
     try:
         result = subprocess.run(
-            box.command(), input=code.encode(), capture_output=True, timeout=20,
-            preexec_fn=box._preexec(), **_identity(as_nobody),
+            box.command(),
+            input=code.encode(),
+            capture_output=True,
+            timeout=20,
+            preexec_fn=box._preexec(),
+            **_identity(as_nobody),
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap could not start: {exc}"
@@ -307,4 +379,4 @@ def _kill(pid: int) -> None:
 def _tail(text: str) -> str:
     if len(text) <= MAX_SHOWN_OUTPUT:
         return text
-    return text[: MAX_SHOWN_OUTPUT // 2] + "\n[... output cut ...]\n" + text[-MAX_SHOWN_OUTPUT // 2:]
+    return text[: MAX_SHOWN_OUTPUT // 2] + "\n[... output cut ...]\n" + text[-MAX_SHOWN_OUTPUT // 2 :]

@@ -93,9 +93,7 @@ def auxiliary_lines(
     return out
 
 
-def super_resolution(
-    image: Image.Image, box: Sequence[float] = FULL_BOX, factor: int = 2
-) -> Image.Image:
+def super_resolution(image: Image.Image, box: Sequence[float] = FULL_BOX, factor: int = 2) -> Image.Image:
     """Enlarge a region 2x or 4x: Lanczos resampling then an unsharp mask.
 
     A classical upscaler, named as such: it makes small text and signs
@@ -107,8 +105,7 @@ def super_resolution(
     w, h = region.size
     if max(w, h) * factor > MAX_OUTPUT_SIDE:
         raise ImageToolError(
-            f"the region is {w}x{h} px; {factor}x would exceed {MAX_OUTPUT_SIDE} px: "
-            "choose a smaller box or factor 2"
+            f"the region is {w}x{h} px; {factor}x would exceed {MAX_OUTPUT_SIDE} px: choose a smaller box or factor 2"
         )
     big = region.resize((w * factor, h * factor), Image.Resampling.LANCZOS)
     return big.filter(ImageFilter.UnsharpMask(radius=1.0 * factor, percent=80, threshold=2))
@@ -128,9 +125,7 @@ def pixel_analysis(image: Image.Image, box: Sequence[float] = FULL_BOX) -> dict[
     total = rgb.shape[0] * rgb.shape[1]
     rows = np.arange(rgb.shape[0])[:, None] < rgb.shape[0] * 0.6
     # Sky: blue hues, or bright near-grey (overcast) in the upper part of the region.
-    sky = ((hue >= 185) & (hue <= 250) & (sat > 0.12) & (val > 0.45)) | (
-        (sat < 0.12) & (val > 0.78) & rows
-    )
+    sky = ((hue >= 185) & (hue <= 250) & (sat > 0.12) & (val > 0.45)) | ((sat < 0.12) & (val > 0.78) & rows)
     vegetation = (hue >= 55) & (hue <= 165) & (sat > 0.18) & (val > 0.12)
     luminance = rgb @ np.array([0.299, 0.587, 0.114], dtype=np.float32)
     return {
@@ -139,9 +134,7 @@ def pixel_analysis(image: Image.Image, box: Sequence[float] = FULL_BOX) -> dict[
         "dominant_colours": dominant_colours(region),
         "brightness": round(float(luminance.mean()), 3),
         "saturation": round(float(sat.mean()), 3),
-        "hue_histogram": {
-            f"{i * 30}-{i * 30 + 30}": round(float(c) / total, 3) for i, c in enumerate(bins)
-        },
+        "hue_histogram": {f"{i * 30}-{i * 30 + 30}": round(float(c) / total, 3) for i, c in enumerate(bins)},
         "edge_density": round(edge_density(luminance), 3),
         "sky_fraction": round(float(sky.mean()), 3),
         "vegetation_fraction": round(float(vegetation.mean()), 3),
@@ -216,30 +209,28 @@ def dominant_colours(image: Image.Image, count: int = 5) -> list[dict[str, Any]]
     for n, index in counts[:count]:
         start = int(index) * 3  # type: ignore[call-overload]  # a palette index for "P" images
         r, g, b = palette[start : start + 3]
-        out.append(
-            {"name": colour_name((r, g, b)), "hex": f"#{r:02x}{g:02x}{b:02x}", "share": round(n / total, 3)}
-        )
+        out.append({"name": colour_name((r, g, b)), "hex": f"#{r:02x}{g:02x}{b:02x}", "share": round(n / total, 3)})
     return out
 
 
 def colour_name(rgb: tuple[int, int, int]) -> str:
     """A plain English name for a colour: grey levels by lightness, else a hue
-    family qualified as light / dark / pale."""
+    family qualified as light, dark or greyish."""
     r, g, b = (c / 255.0 for c in rgb)
-    h, l, s = colorsys.rgb_to_hls(r, g, b)
-    if s < 0.15 or l < 0.08 or l > 0.94:
-        if l < 0.12:
+    h, light, s = colorsys.rgb_to_hls(r, g, b)
+    if s < 0.15 or light < 0.08 or light > 0.94:
+        if light < 0.12:
             return "black"
-        if l > 0.9:
+        if light > 0.9:
             return "white"
-        return "dark grey" if l < 0.35 else "grey" if l < 0.65 else "light grey"
+        return "dark grey" if light < 0.35 else "grey" if light < 0.65 else "light grey"
     deg = h * 360
     family = next(name for limit, name in _HUE_FAMILIES if deg < limit)
-    if family in ("orange", "yellow") and l < 0.4:
+    if family in ("orange", "yellow") and light < 0.4:
         family = "brown" if family == "orange" else "olive"
-    if l < (0.18 if family in ("brown", "olive") else 0.3):
+    if light < (0.18 if family in ("brown", "olive") else 0.3):
         return f"dark {family}"
-    if l > 0.72:
+    if light > 0.72:
         return f"light {family}"
     if s < 0.35:
         return f"greyish {family}"
@@ -247,13 +238,24 @@ def colour_name(rgb: tuple[int, int, int]) -> str:
 
 
 _HUE_FAMILIES = [
-    (15, "red"), (40, "orange"), (68, "yellow"), (160, "green"), (195, "cyan"),
-    (255, "blue"), (290, "purple"), (335, "pink"), (361, "red"),
+    (15, "red"),
+    (40, "orange"),
+    (68, "yellow"),
+    (160, "green"),
+    (195, "cyan"),
+    (255, "blue"),
+    (290, "purple"),
+    (335, "pink"),
+    (361, "red"),
 ]
 
 DRAW_COLOURS: dict[str, tuple[int, int, int]] = {
-    "red": (230, 25, 25), "yellow": (255, 220, 0), "cyan": (0, 220, 255),
-    "magenta": (255, 0, 200), "white": (255, 255, 255), "black": (0, 0, 0),
+    "red": (230, 25, 25),
+    "yellow": (255, 220, 0),
+    "cyan": (0, 220, 255),
+    "magenta": (255, 0, 200),
+    "white": (255, 255, 255),
+    "black": (0, 0, 0),
 }
 
 
@@ -300,9 +302,7 @@ def _rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:
     delta = mx - mn
     safe = np.where(delta == 0, 1.0, delta)
     r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
-    hue = np.where(
-        mx == r, ((g - b) / safe) % 6, np.where(mx == g, (b - r) / safe + 2, (r - g) / safe + 4)
-    )
+    hue = np.where(mx == r, ((g - b) / safe) % 6, np.where(mx == g, (b - r) / safe + 2, (r - g) / safe + 4))
     hue = np.where(delta == 0, 0.0, hue / 6.0)
     sat = np.where(mx == 0, 0.0, delta / np.where(mx == 0, 1.0, mx))
     return np.stack([hue, sat, mx], axis=-1)
@@ -313,41 +313,103 @@ def _rgb_to_hsv(rgb: np.ndarray) -> np.ndarray:
 
 _IMAGE_ID = {"type": "string", "description": "id of the image to work on, e.g. img_0 (the photo)", "default": "img_0"}
 _BOX = {
-    "type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4,
-    "description": "region [x0, y0, x1, y1] as fractions of width and height (0..1), e.g. [0.5, 0, 1, 0.5] is the top-right quarter",
+    "type": "array",
+    "items": {"type": "number"},
+    "minItems": 4,
+    "maxItems": 4,
+    "description": (
+        "region [x0, y0, x1, y1] as fractions of width and height (0..1), "
+        "e.g. [0.5, 0, 1, 0.5] is the top-right quarter"
+    ),
 }
 
 
 def image_tools(timeout: float = 20.0) -> list[Tool]:
     """The five think-with-image tools, ready for the agent."""
     specs = [
-        (ToolSpec("crop", "Cut out a region of an image to look at it more closely. Returns a new image id.",
-                  _schema({"image": _IMAGE_ID, "box": _BOX}, ["box"])), _run_crop),
-        (ToolSpec("rotate", "Rotate an image counter-clockwise by the given degrees (negative: clockwise), "
-                  "e.g. to level a tilted photo or read sideways text. Returns a new image id.",
-                  _schema({"image": _IMAGE_ID,
-                           "degrees": {"type": "number", "minimum": -360, "maximum": 360},
-                           "expand": {"type": "boolean", "default": True,
-                                      "description": "grow the canvas so no corner is cut off"}},
-                          ["degrees"])), _run_rotate),
-        (ToolSpec("auxiliary_lines", "Draw lines, boxes or a grid on a copy of an image to reason about "
-                  "alignment, perspective, shadows or positions. Returns a new image id.",
-                  _schema({"image": _IMAGE_ID,
-                           "lines": {"type": "array", "items": {**_BOX, "description": "[x0, y0, x1, y1] fractions"},
-                                     "maxItems": 32, "default": []},
-                           "boxes": {"type": "array", "items": _BOX, "maxItems": 32, "default": []},
-                           "grid": {"type": "integer", "minimum": 0, "maximum": 16, "default": 0,
-                                    "description": "draw an n x n grid (0: none)"},
-                           "color": {"type": "string", "enum": list(DRAW_COLOURS), "default": "red"}},
-                          [])), _run_auxiliary_lines),
-        (ToolSpec("super_resolution", "Enlarge a region 2x or 4x to read small text or signs. Method: "
-                  f"{SUPER_RESOLUTION_METHOD}; it sharpens but cannot invent detail. Returns a new image id.",
-                  _schema({"image": _IMAGE_ID, "box": {**_BOX, "default": list(FULL_BOX)},
-                           "factor": {"type": "integer", "enum": [2, 4], "default": 2}}, [])), _run_super_resolution),
-        (ToolSpec("pixel_analysis", "Measure a region's colours and texture: dominant colours with names, "
-                  "brightness, saturation, hue histogram, edge density, and colour-heuristic sky and "
-                  "vegetation fractions (e.g. soil colour, vegetation, climate cues).",
-                  _schema({"image": _IMAGE_ID, "box": {**_BOX, "default": list(FULL_BOX)}}, [])), _run_pixel_analysis),
+        (
+            ToolSpec(
+                "crop",
+                "Cut out a region of an image to look at it more closely. Returns a new image id.",
+                _schema({"image": _IMAGE_ID, "box": _BOX}, ["box"]),
+            ),
+            _run_crop,
+        ),
+        (
+            ToolSpec(
+                "rotate",
+                "Rotate an image counter-clockwise by the given degrees (negative: clockwise), "
+                "e.g. to level a tilted photo or read sideways text. Returns a new image id.",
+                _schema(
+                    {
+                        "image": _IMAGE_ID,
+                        "degrees": {"type": "number", "minimum": -360, "maximum": 360},
+                        "expand": {
+                            "type": "boolean",
+                            "default": True,
+                            "description": "grow the canvas so no corner is cut off",
+                        },
+                    },
+                    ["degrees"],
+                ),
+            ),
+            _run_rotate,
+        ),
+        (
+            ToolSpec(
+                "auxiliary_lines",
+                "Draw lines, boxes or a grid on a copy of an image to reason about "
+                "alignment, perspective, shadows or positions. Returns a new image id.",
+                _schema(
+                    {
+                        "image": _IMAGE_ID,
+                        "lines": {
+                            "type": "array",
+                            "items": {**_BOX, "description": "[x0, y0, x1, y1] fractions"},
+                            "maxItems": 32,
+                            "default": [],
+                        },
+                        "boxes": {"type": "array", "items": _BOX, "maxItems": 32, "default": []},
+                        "grid": {
+                            "type": "integer",
+                            "minimum": 0,
+                            "maximum": 16,
+                            "default": 0,
+                            "description": "draw an n x n grid (0: none)",
+                        },
+                        "color": {"type": "string", "enum": list(DRAW_COLOURS), "default": "red"},
+                    },
+                    [],
+                ),
+            ),
+            _run_auxiliary_lines,
+        ),
+        (
+            ToolSpec(
+                "super_resolution",
+                "Enlarge a region 2x or 4x to read small text or signs. Method: "
+                f"{SUPER_RESOLUTION_METHOD}; it sharpens but cannot invent detail. Returns a new image id.",
+                _schema(
+                    {
+                        "image": _IMAGE_ID,
+                        "box": {**_BOX, "default": list(FULL_BOX)},
+                        "factor": {"type": "integer", "enum": [2, 4], "default": 2},
+                    },
+                    [],
+                ),
+            ),
+            _run_super_resolution,
+        ),
+        (
+            ToolSpec(
+                "pixel_analysis",
+                "Measure a region's colours and texture: dominant colours with names, "
+                "brightness, saturation, hue histogram, edge density, and colour-heuristic sky and "
+                "vegetation fractions (e.g. soil colour, vegetation, climate cues).",
+                _schema({"image": _IMAGE_ID, "box": {**_BOX, "default": list(FULL_BOX)}}, []),
+            ),
+            _run_pixel_analysis,
+        ),
     ]
     return [Tool(spec, _threaded(run), timeout) for spec, run in specs]
 
@@ -398,7 +460,9 @@ def _run_auxiliary_lines(args: dict[str, Any], registry: ImageRegistry) -> ToolR
 def _run_super_resolution(args: dict[str, Any], registry: ImageRegistry) -> ToolResult:
     src = registry.get(args["image"])
     out = super_resolution(src.image, args["box"], args["factor"])
-    return _produced(registry, out, f"{args['factor']}x enlargement of {_fmt_box(args['box'])} of {src.id} (Lanczos + unsharp mask)")
+    return _produced(
+        registry, out, f"{args['factor']}x enlargement of {_fmt_box(args['box'])} of {src.id} (Lanczos + unsharp mask)"
+    )
 
 
 def _run_pixel_analysis(args: dict[str, Any], registry: ImageRegistry) -> ToolResult:

@@ -47,8 +47,9 @@ def web_tools(
     names = ("web_search", "web_image_search", "visit")
     if not settings.web:
         return [], {n: "web access is turned off ([tools] web = false)" for n in names}
-    fetcher = SafeFetcher(max_bytes=settings.visit_max_bytes, timeout=settings.visit_timeout,
-                          allow_loopback=allow_loopback)
+    fetcher = SafeFetcher(
+        max_bytes=settings.visit_max_bytes, timeout=settings.visit_timeout, allow_loopback=allow_loopback
+    )
     tools = [visit_tool(fetcher, settings)]
     backend, reason = search_backend(settings, http)
     if backend is None:
@@ -106,10 +107,15 @@ class SearxngBackend:
         for r in data.get("results") or []:
             if not isinstance(r, dict) or not r.get("url"):
                 continue
-            hits.append(SearchHit(
-                title=str(r.get("title") or ""), url=str(r["url"]), snippet=str(r.get("content") or ""),
-                image_url=str(r.get("img_src") or ""), thumbnail_url=str(r.get("thumbnail_src") or r.get("thumbnail") or ""),
-            ))
+            hits.append(
+                SearchHit(
+                    title=str(r.get("title") or ""),
+                    url=str(r["url"]),
+                    snippet=str(r.get("content") or ""),
+                    image_url=str(r.get("img_src") or ""),
+                    thumbnail_url=str(r.get("thumbnail_src") or r.get("thumbnail") or ""),
+                )
+            )
         return hits[:limit]
 
 
@@ -127,8 +133,14 @@ class BraveBackend:
     async def search(self, query: str, *, images: bool, limit: int) -> list[SearchHit]:
         path = "/images/search" if images else "/web/search"
         headers = {"X-Subscription-Token": self.api_key, "Accept": "application/json"}
-        data = await _get_json(self.http, self.base_url.rstrip("/") + path, {"q": query, "count": str(limit)},
-                               headers, self.timeout, self.name)
+        data = await _get_json(
+            self.http,
+            self.base_url.rstrip("/") + path,
+            {"q": query, "count": str(limit)},
+            headers,
+            self.timeout,
+            self.name,
+        )
         results = data.get("results") if images else (data.get("web") or {}).get("results")
         hits = []
         for r in results or []:
@@ -136,10 +148,15 @@ class BraveBackend:
                 continue
             props = r.get("properties") or {}
             thumb = r.get("thumbnail") or {}
-            hits.append(SearchHit(
-                title=str(r.get("title") or ""), url=str(r["url"]), snippet=str(r.get("description") or ""),
-                image_url=str(props.get("url") or ""), thumbnail_url=str(thumb.get("src") or ""),
-            ))
+            hits.append(
+                SearchHit(
+                    title=str(r.get("title") or ""),
+                    url=str(r["url"]),
+                    snippet=str(r.get("description") or ""),
+                    image_url=str(props.get("url") or ""),
+                    thumbnail_url=str(thumb.get("src") or ""),
+                )
+            )
         return hits[:limit]
 
 
@@ -153,7 +170,11 @@ async def _get_json(
     except httpx.HTTPError as exc:
         raise ToolFailure(f"the search backend ({who}) is unreachable: {type(exc).__name__}") from None
     if response.status_code != 200:
-        hint = " (is `json` listed in search.formats of its settings.yml?)" if who == "searxng" and response.status_code == 403 else ""
+        hint = (
+            " (is `json` listed in search.formats of its settings.yml?)"
+            if who == "searxng" and response.status_code == 403
+            else ""
+        )
         raise ToolFailure(f"the search backend ({who}) answered HTTP {response.status_code}{hint}")
     try:
         data = response.json()
@@ -198,19 +219,37 @@ def search_tools(backend: SearchBackend, fetcher: SafeFetcher, settings: GateSet
         return ToolResult("\n".join(lines), images=tuple(produced), summary=summary)
 
     return [
-        Tool(ToolSpec("web_search", "Search the web for text pages (e.g. a shop name, a street sign, a "
-                      "landmark). Returns titles, URLs and snippets.", schema), run_search, settings.tool_timeout),
-        Tool(ToolSpec("web_image_search", "Search the web for images matching a description; the first "
-                      f"results are shown to you as images (up to {MAX_THUMBNAILS}).", schema),
-             run_image_search, settings.tool_timeout),
+        Tool(
+            ToolSpec(
+                "web_search",
+                "Search the web for text pages (e.g. a shop name, a street sign, a "
+                "landmark). Returns titles, URLs and snippets.",
+                schema,
+            ),
+            run_search,
+            settings.tool_timeout,
+        ),
+        Tool(
+            ToolSpec(
+                "web_image_search",
+                "Search the web for images matching a description; the first "
+                f"results are shown to you as images (up to {MAX_THUMBNAILS}).",
+                schema,
+            ),
+            run_image_search,
+            settings.tool_timeout,
+        ),
     ]
 
 
 def visit_tool(fetcher: SafeFetcher, settings: GateSettings) -> Tool:
     schema = {
         "type": "object",
-        "properties": {"url": {"type": "string", "description": "an http(s) URL from a search result", "maxLength": 2000}},
-        "required": ["url"], "additionalProperties": False,
+        "properties": {
+            "url": {"type": "string", "description": "an http(s) URL from a search result", "maxLength": 2000}
+        },
+        "required": ["url"],
+        "additionalProperties": False,
     }
 
     async def run(args: dict[str, Any], registry: ImageRegistry) -> ToolResult:
@@ -223,9 +262,16 @@ def visit_tool(fetcher: SafeFetcher, settings: GateSettings) -> Tool:
         observation = f"URL: {page.url}\nTitle: {title}\n\n{cut}{note}"
         return ToolResult(observation, summary=f"{page.url} — {title[:120]}: {text[:300]}")
 
-    return Tool(ToolSpec("visit", "Fetch a public web page and return its main text (title and body, "
-                         f"at most {settings.visit_max_chars} characters).", schema), run,
-                max(settings.tool_timeout, settings.visit_timeout + 5))
+    return Tool(
+        ToolSpec(
+            "visit",
+            "Fetch a public web page and return its main text (title and body, "
+            f"at most {settings.visit_max_chars} characters).",
+            schema,
+        ),
+        run,
+        max(settings.tool_timeout, settings.visit_timeout + 5),
+    )
 
 
 def page_text(page: FetchedPage) -> tuple[str, str]:
@@ -315,9 +361,14 @@ class SafeFetcher:
             for _ in range(self.max_redirects + 1):
                 address = await self._checked_address(current)
                 request = client.build_request(
-                    "GET", current.copy_with(host=address),
-                    headers={"Host": _host_header(current), "User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate",
-                             "Accept": "image/*" if accept_images else "text/html,text/plain;q=0.9,*/*;q=0.1"},
+                    "GET",
+                    current.copy_with(host=address),
+                    headers={
+                        "Host": _host_header(current),
+                        "User-Agent": USER_AGENT,
+                        "Accept-Encoding": "gzip, deflate",
+                        "Accept": "image/*" if accept_images else "text/html,text/plain;q=0.9,*/*;q=0.1",
+                    },
                     extensions={"sni_hostname": current.host} if current.scheme == "https" else {},
                 )
                 try:
@@ -354,8 +405,10 @@ class SafeFetcher:
         if response.status_code >= 400:
             raise ToolFailure(f"{url} answered HTTP {response.status_code}")
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-        wanted = content_type.startswith("image/") if accept_images else (
-            content_type in TEXT_TYPES or content_type.startswith("text/") or not content_type
+        wanted = (
+            content_type.startswith("image/")
+            if accept_images
+            else (content_type in TEXT_TYPES or content_type.startswith("text/") or not content_type)
         )
         if not wanted:
             raise ToolFailure(f"{url} is not a text page (it is {content_type or 'of unknown type'})")
