@@ -9,6 +9,8 @@ online Elo, the win-rate matrices and per-category leaderboards.
 
 Each measurement runs in a fresh child process, so its peak resident
 memory (ru_maxrss, which includes the vote arrays themselves) is its own.
+`snapshot s` is wall time, `cpu s` the process's CPU time (a fairer figure
+on a shared machine); the load average is printed first.
 Simulated votes: 100 contenders with normal strengths, five style features
 per answer drawn around realistic counts, a known style effect, 10% ties.
 The real line expands `../shared/data/chatbot-arena-20240814/pair_counts.json`
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 REAL_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "chatbot-arena-20240814" / "pair_counts.json"
 REAL_DATA_FALLBACK = Path("/work/shared/data/chatbot-arena-20240814/pair_counts.json")
@@ -46,7 +50,8 @@ def main() -> None:
     if args.child:
         print(json.dumps(_measure(args.child, args.contenders, args.rounds)))
         return
-    print(f"{'votes':>10} {'contenders':>10} {'snapshot s':>10} {'BT+boot s':>9} {'style s':>8} {'peak MB':>8}  notes")
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'votes':>10} {'contenders':>10} {'snapshot s':>10} {'cpu s':>6} {'BT+boot s':>9} {'style s':>8} {'peak MB':>8}  notes")
     jobs = [str(n) for n in args.sizes] + ([] if args.no_real else ["real"])
     for job in jobs:
         out = subprocess.run(
@@ -57,7 +62,7 @@ def main() -> None:
         )
         r = json.loads(out.stdout.strip().splitlines()[-1])
         print(
-            f"{r['votes']:>10,} {r['contenders']:>10} {r['snapshot_s']:>10.2f} {r['bt_s']:>9.2f} "
+            f"{r['votes']:>10,} {r['contenders']:>10} {r['snapshot_s']:>10.2f} {r['cpu_s']:>6.2f} {r['bt_s']:>9.2f} "
             f"{r['style_s']:>8.2f} {r['peak_mb']:>8.0f}  {r['notes']}"
         )
 
@@ -73,15 +78,16 @@ def _measure(job: str, contenders: int, rounds: int) -> dict[str, Any]:
     options = RankOptions(rounds=rounds, ci="bootstrap", seed=0, style=True)
     # BT alone (aggregate + exact fit + bootstrap), for comparison with FastChat
     start = time.perf_counter()
-    matchups = bt.aggregate(log.a, log.b, log.outcome, len(log.contenders))
-    full = bt.fit_bt(matchups)
-    bt.bootstrap_bt(matchups, full, rounds, np.random.default_rng(0))
+    with threadpool_limits(limits=1, user_api="blas"):  # as build_snapshot does
+        matchups = bt.aggregate(log.a, log.b, log.outcome, len(log.contenders))
+        full = bt.fit_bt(matchups)
+        bt.bootstrap_bt(matchups, full, rounds, np.random.default_rng(0))
     bt_s = time.perf_counter() - start
     exactness = _exactness(matchups, full)
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     snapshot = build_snapshot(log, options)
-    snapshot_s = time.perf_counter() - start
+    snapshot_s, cpu_s = time.perf_counter() - start, time.process_time() - cpu
     style_s = snapshot["timings"].get("style", float("nan"))
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     coefficients = {c["feature"]: c["coefficient"] for c in snapshot["style"]["coefficients"]}
@@ -93,6 +99,7 @@ def _measure(job: str, contenders: int, rounds: int) -> dict[str, Any]:
         "votes": log.size,
         "contenders": len(log.contenders),
         "snapshot_s": snapshot_s,
+        "cpu_s": cpu_s,
         "bt_s": bt_s,
         "style_s": style_s,
         "peak_mb": peak_mb,

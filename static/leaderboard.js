@@ -158,9 +158,10 @@
     var width = Math.max(box.clientWidth, 260);
     var labelW = Math.min(150, Math.round(width * 0.3));
     var maxChars = Math.max(6, Math.floor(labelW / 7));
-    var cell = Math.max(10, Math.min(44, Math.floor((width - labelW - 4) / n)));
+    var cell = Math.max(10, Math.min(64, Math.floor((width - labelW - 4) / n)));
     var top = labelW * 0.75;
-    var w = labelW + n * cell + 4, h = top + n * cell + 4;
+    // rotated column labels lean right: leave them room past the last column
+    var w = labelW + n * cell + Math.round(top * 0.8), h = top + n * cell + 4;
     var svg = el("svg", { width: w, height: h, viewBox: "0 0 " + w + " " + h, class: "lb-svg" });
     names.forEach(function (name, k) {
       svg.appendChild(el("text", { x: labelW - 6, y: top + k * cell + cell / 2 + 4, "text-anchor": "end", class: "lb-label" }, truncate(name, maxChars)));

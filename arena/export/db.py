@@ -120,7 +120,13 @@ def count_votes(session: Session) -> tuple[int, int]:
 
 
 def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str], result: ImportResult) -> None:
-    ids = {_battle_id(r): r for r in rows}
+    ids: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        battle_id = _battle_id(row)
+        if battle_id in ids:
+            result.already_present += 1  # the same battle twice in one file
+        else:
+            ids[battle_id] = row
     existing = set(session.scalars(select(Battle.id).where(Battle.id.in_(list(ids)))))
     shas = {r.get("image_sha256") or NO_IMAGE_SHA256 for r in rows} - seen_images
     if shas:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.sparse import coo_matrix
+from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
@@ -109,25 +109,15 @@ def fit_bt(
     """
     pairs = PairSums.of(matchups)
     if ridge is None:
-        ridge = 0.0 if mle_exists(matchups) else SEPARATION_RIDGE
+        ridge = 0.0 if _strongly_connected(pairs) else SEPARATION_RIDGE
     return _newton(pairs, init, ridge, max_iterations)
 
 
 def mle_exists(matchups: Matchups) -> bool:
-    """The MLE exists iff every contender that played can be reached from every
-    other through "scored at least half a point against" edges."""
-    n = matchups.n
-    played = np.zeros(n, dtype=bool)
-    played[matchups.a] = True
-    played[matchups.b] = True
-    credited = matchups.count > 0
-    a, b, y = matchups.a[credited], matchups.b[credited], matchups.outcome[credited]
-    # edge x -> y when x scored against y (a win or a tie)
-    src = np.concatenate([a[y > 0], b[y < 1]])
-    dst = np.concatenate([b[y > 0], a[y < 1]])
-    graph = coo_matrix((np.ones(src.size), (src, dst)), shape=(n, n)).tocsr()
-    _, labels = connected_components(graph, directed=True, connection="strong")
-    return bool(np.unique(labels[played]).size <= 1) and bool(played.all())
+    """The MLE exists iff every contender can be reached from every other through
+    "scored against" edges (a win or a tie): otherwise some group never lost to
+    the rest and its ratings run off to infinity."""
+    return _strongly_connected(PairSums.of(matchups))
 
 
 def to_ratings(theta: FloatArray, anchor: int | None = None, anchor_rating: float = INIT_RATING) -> FloatArray:
@@ -157,9 +147,9 @@ def bootstrap_bt(
     out = np.empty((rounds, matchups.n))
     for i in range(rounds):
         counts = rng.multinomial(total, share).astype(np.float64)
-        resampled = Matchups(matchups.n, matchups.a, matchups.b, matchups.outcome, counts)
-        ridge = 0.0 if (not full.regularized and mle_exists(resampled)) else SEPARATION_RIDGE
-        out[i] = _newton(PairSums.of(resampled), full.theta, ridge, 100).theta
+        pairs = PairSums.of(Matchups(matchups.n, matchups.a, matchups.b, matchups.outcome, counts))
+        ridge = 0.0 if (not full.regularized and _strongly_connected(pairs)) else SEPARATION_RIDGE
+        out[i] = _newton(pairs, full.theta, ridge, 100).theta
         if progress is not None:
             progress(1)
     return out
@@ -220,11 +210,17 @@ class PairSums:
 
 
 def _newton(pairs: PairSums, init: FloatArray | None, ridge: float, max_iterations: int) -> Fit:
+    """Newton's method. From a cold start each step is damped (halved until the
+    loss does not rise); from a warm start full steps are taken while they
+    shrink, which in the quadratic basin they do, and damping resumes if not."""
     n = pairs.n
     theta = np.zeros(n) if init is None else np.array(init, dtype=np.float64)
     theta -= theta.mean()
     keep = np.arange(1, n)  # theta[0] is held while solving, then re-centred
-    loss = pairs.loss(theta, ridge)
+    damped = init is None
+    loss = pairs.loss(theta, ridge) if damped else math.inf
+    previous = math.inf
+    iteration = 0
     for iteration in range(1, max_iterations + 1):
         p = expit(theta[pairs.a] - theta[pairs.b])
         grad = _gradient(pairs, theta, ridge)
@@ -235,18 +231,22 @@ def _newton(pairs: PairSums, init: FloatArray | None, ridge: float, max_iteratio
         else:
             step = np.zeros(n)
             step[keep] = -np.linalg.solve(hess[np.ix_(keep, keep)], grad[keep])
-        # damped Newton: halve the step until the loss does not increase
+        size = float(np.abs(step).max(initial=0.0))
+        if not damped and size >= previous:
+            damped, loss = True, pairs.loss(theta, ridge)
         t = 1.0
-        while True:
+        while damped:
             candidate = theta + t * step
             new_loss = pairs.loss(candidate, ridge)
             if new_loss <= loss + 1e-12 * abs(loss) or t < 1e-6:
+                loss = new_loss
                 break
             t /= 2
-        theta, loss = candidate, new_loss
+        theta = theta + t * step
+        previous = size
         if ridge == 0.0:
             theta -= theta.mean()
-        if float(np.abs(t * step).max(initial=0.0)) < STEP_TOLERANCE:
+        if t * size < STEP_TOLERANCE:
             break
     grad_norm = float(np.linalg.norm(_gradient(pairs, theta, ridge)))
     return Fit(theta=theta, iterations=iteration, gradient_norm=grad_norm, regularized=ridge > 0)
@@ -255,6 +255,23 @@ def _newton(pairs: PairSums, init: FloatArray | None, ridge: float, max_iteratio
 def _gradient(pairs: PairSums, theta: FloatArray, ridge: float) -> FloatArray:
     resid = pairs.battles * expit(theta[pairs.a] - theta[pairs.b]) - pairs.score
     return np.bincount(pairs.a, resid, pairs.n) - np.bincount(pairs.b, resid, pairs.n) + ridge * theta
+
+
+def _strongly_connected(pairs: PairSums) -> bool:
+    n = pairs.n
+    played = np.zeros(n, dtype=bool)
+    played[pairs.a] = True
+    played[pairs.b] = True
+    if not played.all():
+        return False
+    # edge x -> y when x scored against y: a scored if S > 0, b scored if S < W
+    a_scored = pairs.score > 0
+    b_scored = pairs.score < pairs.battles
+    src = np.concatenate([pairs.a[a_scored], pairs.b[b_scored]])
+    dst = np.concatenate([pairs.b[a_scored], pairs.a[b_scored]])
+    graph = csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n))
+    count, _ = connected_components(graph, directed=True, connection="strong")
+    return bool(count == 1)
 
 
 def _laplacian(a: IntArray, b: IntArray, weight: FloatArray, n: int) -> FloatArray:

@@ -65,8 +65,7 @@ def options_from(args: argparse.Namespace, configured: dict[str, Any]) -> RankOp
 
 def run(args: argparse.Namespace) -> int:
     settings = Settings()
-    configured = settings.pool.ratings if (args.input is None or settings.config.exists()) else {}
-    options = options_from(args, configured)
+    options = options_from(args, settings.pool.ratings)
     if args.every is not None and args.input is not None:
         raise ValueError("--every watches the database for new votes; it cannot be used with --input")
     if args.input is not None:

@@ -7,9 +7,10 @@ export files) into a `VoteLog`.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -207,7 +208,9 @@ def _build(
     snapshot["matrices"] = _matrices(names, matchups, plain.ratings, snapshot["leaderboard"])
 
     if options.style and log.features_a is not None and log.features_b is not None:
-        snapshot["style"] = _style_section(log, a, b, names, anchor, options, plain.regularized, played, win_rate, progress)
+        snapshot["style"] = _style_section(
+            log, a, b, names, anchor, options, plain.regularized, plain.theta, played, win_rate, progress
+        )
         clock = _lap(timings, "style", clock)
     elif options.style:
         snapshot["notes"].append("no style features in the input: style-adjusted ratings skipped")
@@ -228,6 +231,7 @@ def _lap(timings: dict[str, float], name: str, since: float) -> float:
 
 @dataclass
 class Intervals:
+    theta: FloatArray
     ratings: FloatArray
     low: FloatArray
     high: FloatArray
@@ -239,7 +243,7 @@ def _fit_with_intervals(
     matchups: Matchups,
     options: RankOptions,
     anchor: int | None,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None,
     progress: Progress | None,
 ) -> Intervals:
     full = bt.fit_bt(matchups)
@@ -247,11 +251,11 @@ def _fit_with_intervals(
     if options.ci == "sandwich":
         cov = bt.sandwich_covariance(matchups, full, anchor)
         half = _z(options.level) * POINTS_PER_UNIT * np.sqrt(np.clip(np.diag(cov), 0, None))
-        return Intervals(ratings, ratings - half, ratings + half, full.regularized, full.gradient_norm)
-    rounds = bt.bootstrap_bt(matchups, full, options.rounds, rng, progress=progress)
+        return Intervals(full.theta, ratings, ratings - half, ratings + half, full.regularized, full.gradient_norm)
+    rounds = bt.bootstrap_bt(matchups, full, options.rounds, rng or np.random.default_rng(options.seed), progress=progress)
     sampled = np.stack([bt.to_ratings(t, anchor, options.anchor_rating) for t in rounds])
     low, high = _percentiles(sampled, options.level)
-    return Intervals(ratings, low, high, full.regularized, full.gradient_norm)
+    return Intervals(full.theta, ratings, low, high, full.regularized, full.gradient_norm)
 
 
 def _votes_and_win_rate(m: Matchups) -> tuple[FloatArray, FloatArray]:
@@ -329,6 +333,7 @@ def _style_section(
     anchor: int | None,
     options: RankOptions,
     regularized: bool,
+    plain_theta: FloatArray,
     played: FloatArray,
     win_rate: FloatArray,
     progress: Progress | None,
@@ -337,7 +342,8 @@ def _style_section(
     z, mean, std = style.standardize(style.style_differences(log.features_a, log.features_b))
     problem = style.StyleProblem(a, b, log.outcome, z, len(names), ridge=bt.SEPARATION_RIDGE if regularized else 0.0)
     del z
-    full = problem.fit()
+    # warm start from the plain ratings: style moves them only a little
+    full = problem.fit(init=style.StyleFit(plain_theta, np.zeros(problem.k), 0, math.inf))
     converged = full.gradient_norm <= 1e-6 * max(1.0, float(log.size))
     ratings = bt.to_ratings(full.theta, anchor, options.anchor_rating)
     level_z = _z(options.level)
@@ -411,9 +417,10 @@ def _categories(
     options: RankOptions,
     progress: Progress | None,
 ) -> list[dict[str, Any]]:
-    """A plain BT leaderboard per category; thin ones are marked, not hidden."""
+    """A plain BT leaderboard per category (sandwich intervals); thin ones are
+    marked, not hidden."""
     out = []
-    for offset, (name, rows) in enumerate(sorted(log.categories.items())):
+    for name, rows in sorted(log.categories.items()):
         if rows.size == 0:
             continue
         ca, cb = a[rows], b[rows]
@@ -430,8 +437,9 @@ def _categories(
         if used.size >= 2:
             m = bt.aggregate(remap[ca], remap[cb], log.outcome[rows], used.size)
             anchor = sub_names.index(options.anchor) if options.anchor in sub_names else None
-            rng = np.random.default_rng([options.seed, 1000 + offset])
-            fit = _fit_with_intervals(m, options, anchor, rng, None)
+            # sandwich intervals here: a bootstrap per category would multiply the
+            # job's time by the number of categories for the same asymptotic answer
+            fit = _fit_with_intervals(m, replace(options, ci="sandwich"), anchor, None, None)
             played, win_rate = _votes_and_win_rate(m)
             entry["leaderboard"] = _rows(sub_names, fit.ratings, fit.low, fit.high, played, win_rate, log.gate)
         out.append(entry)
@@ -458,6 +466,7 @@ def _method(options: RankOptions) -> dict[str, Any]:
         "anchor_rating": options.anchor_rating if options.anchor else None,
         "elo_k": elo.K_FACTOR,
         "min_category_votes": options.min_category_votes,
+        "category_ci": "sandwich",
     }
 
 

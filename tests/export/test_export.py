@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from arena.app import create_app
 from arena.cli import main as arena_main
 from arena.db.session import make_engine, make_sessionmaker
-from arena.db.tables import Battle, Vote
+from arena.db.tables import Battle, LeaderboardSnapshot, Vote
 from arena.export.format import FormatError
 from arena.ratings.job import log_from_database, log_from_file
 from arena.ratings.leaderboard import RankOptions, build_snapshot
@@ -172,3 +172,41 @@ class TestRoundTrip:
 
     def test_format_error_is_a_value_error_for_the_cli(self):
         assert issubclass(FormatError, ValueError)
+
+
+class TestRankEvery:
+    def test_recomputes_only_when_new_votes_arrived(self, database_url):
+        from arena.ratings.cli import _rank_if_new
+        from tests.export.seed import add_voted_battle
+
+        sessions = make_sessionmaker(make_engine(database_url))
+        with sessions() as session:
+            seed_arena(session)
+        options = RankOptions(ci="sandwich")
+        marker = _rank_if_new(sessions, options, None, None)
+        assert _rank_if_new(sessions, options, None, marker) == marker
+        with sessions() as session:
+            assert session.scalar(select(func.count()).select_from(LeaderboardSnapshot)) == 1
+            add_voted_battle(session, "geo-large", "geo-small", "a", minute=99)
+            session.commit()
+        assert _rank_if_new(sessions, options, None, marker) != marker
+        with sessions() as session:
+            assert session.scalar(select(func.count()).select_from(LeaderboardSnapshot)) == 2
+
+    def test_durations(self):
+        import argparse
+
+        from arena.ratings.cli import parse_duration
+
+        assert parse_duration("10m") == 600 and parse_duration("1.5h") == 5400 and parse_duration("45") == 45
+        with pytest.raises(argparse.ArgumentTypeError, match="not a duration"):
+            parse_duration("soon")
+
+    def test_progress_bar_only_on_a_terminal(self, monkeypatch):
+        import sys
+
+        from arena.ratings.cli import _progress
+
+        monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+        with _progress(RankOptions()) as progress:
+            assert progress is None
