@@ -123,7 +123,8 @@ class PageServer:
                     "title": f"Hillside town {i}",
                     "url": f"https://photos.example/{i}",
                     "img_src": f"{self.base}/thumb/{i}",
-                    "thumbnail_src": f"{self.base}/thumb/{i}",
+                    # the first thumbnail sits on a private address (e.g. an internal image proxy)
+                    "thumbnail_src": "http://10.20.30.40/proxy/1" if i == 1 else f"{self.base}/thumb/{i}",
                 }
                 for i in range(1, 6)
             ]
@@ -376,7 +377,11 @@ class TestSearch:
         assert pages.search_params[-1]["categories"] == "images"
         assert [e.id for e in result.images] == ["img_1", "img_2", "img_3"]  # at most three shown
         assert result.images[0].image.size == (320, 200)
+        # result 1's thumbnail was refused (private address); its full image was used instead
+        assert "1. Hillside town 1\n   page: https://photos.example/1" in result.observation
+        assert result.images[0].note.startswith("web image result 1:")
         assert "shown as img_1" in result.observation and "4. Hillside town 4" in result.observation
+        assert "/thumb/1" in [path for path, _ in pages.hits]
 
     async def test_searxng_without_json_format_explains(self, pages: PageServer, street: Image.Image) -> None:
         async with httpx.AsyncClient() as http:

@@ -26,7 +26,7 @@ from PIL import Image
 
 from arena.gate.registry import ImageRegistry, RegisteredImage
 from arena.gate.settings import GateSettings
-from arena.gate.tools.base import Tool, ToolFailure, ToolResult
+from arena.gate.tools.base import ImageToolError, Tool, ToolFailure, ToolResult
 from arena.providers.base import ToolSpec
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
@@ -35,6 +35,7 @@ USER_AGENT = "GeoArena-GATE/0.1 (+research agent; fetches single pages on reques
 TEXT_TYPES = ("text/html", "application/xhtml+xml", "text/plain", "application/json", "text/xml", "application/xml")
 MAX_THUMBNAILS = 3
 MAX_THUMBNAIL_BYTES = 2_000_000
+THUMBNAIL_TIMEOUT = 5.0  # seconds each; they load together
 
 
 def web_tools(
@@ -206,12 +207,19 @@ def search_tools(backend: SearchBackend, fetcher: SafeFetcher, settings: GateSet
             return ToolResult(f"No image results for {args['query']!r}.")
         produced: list[RegisteredImage] = []
         lines = []
+        # a few more than shown, fetched together, since some thumbnails fail
+        candidates = [h for h in hits if h.thumbnail_url or h.image_url][: MAX_THUMBNAILS + 2]
+        pictures = await asyncio.gather(*(_fetch_thumbnail(fetcher, h) for h in candidates))
+        picture_of = {id(h): p for h, p in zip(candidates, pictures, strict=True)}
         for i, hit in enumerate(hits, 1):
             line = f"{i}. {hit.title}\n   page: {hit.url}\n   image: {hit.image_url or '(none)'}"
-            if len(produced) < MAX_THUMBNAILS and (hit.thumbnail_url or hit.image_url):
-                picture = await _fetch_thumbnail(fetcher, hit.thumbnail_url or hit.image_url)
-                if picture is not None:
+            picture = picture_of.get(id(hit))
+            if picture is not None and len(produced) < MAX_THUMBNAILS:
+                try:
                     entry = registry.add(picture, f"web image result {i}: {hit.title[:80]} ({hit.url})")
+                except ImageToolError:  # the trajectory's image budget is spent: list it only
+                    picture = None
+                else:
                     produced.append(entry)
                     line += f"\n   shown as {entry.id}"
             lines.append(line)
@@ -290,12 +298,17 @@ def page_text(page: FetchedPage) -> tuple[str, str]:
     return title, text
 
 
-async def _fetch_thumbnail(fetcher: SafeFetcher, url: str) -> Image.Image | None:
-    try:
-        page = await fetcher.fetch(url, accept_images=True, max_bytes=MAX_THUMBNAIL_BYTES)
-        return await asyncio.to_thread(_decode_thumbnail, page.body)
-    except (ToolFailure, OSError, ValueError, Image.DecompressionBombError):
-        return None  # a missing thumbnail is not worth failing the search for
+async def _fetch_thumbnail(fetcher: SafeFetcher, hit: SearchHit) -> Image.Image | None:
+    """The hit's thumbnail, else its full image (through the same SSRF checks)."""
+    for url in dict.fromkeys(u for u in (hit.thumbnail_url, hit.image_url) if u):
+        try:
+            page = await fetcher.fetch(
+                url, accept_images=True, max_bytes=MAX_THUMBNAIL_BYTES, timeout=THUMBNAIL_TIMEOUT
+            )
+            return await asyncio.to_thread(_decode_thumbnail, page.body)
+        except (ToolFailure, OSError, ValueError, Image.DecompressionBombError):
+            continue  # a missing thumbnail is not worth failing the search for
+    return None
 
 
 def _decode_thumbnail(data: bytes) -> Image.Image:
@@ -345,13 +358,16 @@ class SafeFetcher:
         self.resolver = resolver or system_resolver
         self.verify = verify
 
-    async def fetch(self, url: str, *, accept_images: bool = False, max_bytes: int | None = None) -> FetchedPage:
+    async def fetch(
+        self, url: str, *, accept_images: bool = False, max_bytes: int | None = None, timeout: float | None = None
+    ) -> FetchedPage:
         limit = max_bytes or self.max_bytes
+        seconds = min(timeout or self.timeout, self.timeout)
         try:
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout(seconds):
                 return await self._fetch(url, accept_images, limit)
         except TimeoutError:
-            raise ToolFailure(f"{url[:200]} did not load within {self.timeout:.0f} s") from None
+            raise ToolFailure(f"{url[:200]} did not load within {seconds:.0f} s") from None
 
     async def _fetch(self, url: str, accept_images: bool, limit: int) -> FetchedPage:
         current = _parse_url(url)
