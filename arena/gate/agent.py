@@ -25,6 +25,7 @@ from PIL import Image
 
 from arena.gate.registry import ImageRegistry, RegisteredImage, contender_image
 from arena.gate.settings import GateSettings
+from arena.gate.toolbox import build_toolbox
 from arena.gate.tools.base import Tool, ToolFailure, check_arguments
 from arena.images.store import ImageStore
 from arena.providers.base import (
@@ -55,8 +56,6 @@ ACTION_MARKER = re.compile(r"(?im)(?:^|(?<=[\s>*_#.]))action[*_]*\s*[:：]\s*")
 
 def build_gate_contender(cfg: ContenderConfig, model: ChatModel, deps: ProviderDeps) -> GateContender:
     """The registry's entry point for pool entries with `gate = true`."""
-    from arena.gate.toolbox import build_toolbox
-
     settings = GateSettings.from_pool(deps.pool.tools, cfg.options)
     toolbox = build_toolbox(settings, deps.http)
     return GateContender(
