@@ -50,7 +50,11 @@ MAX_CALLS_PER_TURN = 5
 MAX_OBSERVATION_CHARS = 8000  # what the model reads of one observation
 MAX_SUMMARY_CHARS = 600  # what the voter reads of one observation
 MAX_THOUGHT_CHARS = 800
-FINAL_MARKER = re.compile(r"(?i)final answer(?:\*\*|__)?\s*[:：](?:\*\*|__)?[ \t]*\n?")
+# Live streaming starts only at a marker opening a line, so "...before the final
+# answer: let me crop" in a thought is not taken for the answer; once a turn has
+# ended without a tool call, a marker anywhere still trims the reasoning before it.
+FINAL_MARKER = re.compile(r"(?im)^[ \t>*_#]*final answer(?:\*\*|__)?\s*[:：](?:\*\*|__)?[ \t]*\n?")
+FINAL_MARKER_ANYWHERE = re.compile(r"(?i)final answer(?:\*\*|__)?\s*[:：](?:\*\*|__)?[ \t]*\n?")
 ACTION_MARKER = re.compile(r"(?im)(?:^|(?<=[\s>*_#.]))action[*_]*\s*[:：]\s*")
 
 
@@ -316,7 +320,7 @@ class _AnswerSplitter:
 
     def finish(self) -> list[str]:
         if not self.answering:
-            marker = FINAL_MARKER.search(self.text)
+            marker = FINAL_MARKER_ANYWHERE.search(self.text)
             self._sent = marker.end() if marker else 0
             self.answering = True
         return self._flush()

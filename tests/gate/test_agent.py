@@ -272,10 +272,15 @@ class TestTextFallback:
 class TestAnswerSplitter:
     def test_marker_split_across_chunks_then_live(self) -> None:
         s = _AnswerSplitter(final=False, fallback=False)
-        assert s.feed("I think. Final ans") == []
+        assert s.feed("I think.\nFinal ans") == []
         assert s.feed("wer: Kyo") == ["Kyo"]
         assert s.feed("to") == ["to"]
         assert s.finish() == []
+
+    def test_a_marker_inside_a_sentence_does_not_start_the_answer(self) -> None:
+        s = _AnswerSplitter(final=False, fallback=False)
+        assert s.feed("Before the final answer: let me crop the sign.") == []
+        assert s.finish() == ["let me crop the sign."]  # no tool call came: the turn was the answer
 
     def test_thought_before_a_call_is_never_emitted(self) -> None:
         s = _AnswerSplitter(final=False, fallback=True)
