@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -85,12 +86,23 @@ class TestSandbox:
     async def test_host_files_are_not_visible(self) -> None:
         result = await SANDBOX.run(
             "import os\nprint(open('/etc/passwd').read())\n"
-            "print([p for p in ('/root', '/home', '/work', '/etc/shadow', '/etc/resolv.conf') if os.path.exists(p)])\n"
+            "print([p for p in ('/root', '/home', '/work', '/var', '/run', '/sys/fs', '/etc/shadow', '/etc/resolv.conf')"
+            " if os.path.exists(p)])\n"
             "print(os.getuid())"
         )
         assert result.stdout.splitlines() == ["sandbox:x:1000:1000:sandbox:/tmp:/usr/sbin/nologin", "", "[]", "1000"]
         host_passwd = Path("/etc/passwd").read_text()
         assert "root:x:0:0" in host_passwd and "root:x:0:0" not in result.stdout
+
+    async def test_environment_and_processes_of_the_host_are_hidden(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("ARENA_SECRET_KEY", "host-secret-value")
+        result = await SANDBOX.run(
+            "import json, os\nprint(json.dumps(sorted(os.environ)))\n"
+            "print(json.dumps([p for p in os.listdir('/proc') if p.isdigit()]))"
+        )
+        env, pids = (json.loads(line) for line in result.stdout.splitlines())
+        assert "ARENA_SECRET_KEY" not in env and "host-secret-value" not in result.stdout
+        assert len(pids) <= 3  # bwrap's init and python: the host's processes are not there
 
     async def test_system_is_read_only_and_tmp_is_private(self) -> None:
         marker = Path("/tmp") / f"gate-sandbox-marker-{os.getpid()}"
