@@ -146,7 +146,7 @@ def _parquet(path: Path) -> Iterator[tuple[str, Any]]:
 
     try:
         parquet = pq.ParquetFile(path)
-    except Exception as exc:  # pyarrow raises several types for a damaged file
+    except (OSError, ValueError) as exc:  # ArrowInvalid is a ValueError
         yield "row 1", ValueError(f"not a readable Parquet file ({exc})")
         return
     number = 0

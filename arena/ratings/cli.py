@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _rank_if_new(sessions: Any, options: RankOptions, output: Path | None, last_seen: tuple[int, int] | None) -> tuple[int, int]:
     from arena.export.db import count_votes
-    from arena.ratings.job import build_snapshot, log_from_database, store_snapshot
+    from arena.ratings.job import build_snapshot, log_from_database
 
     with sessions() as session:
         marker = count_votes(session)

@@ -20,7 +20,13 @@ from arena.export.db import iter_voted_battles
 from arena.export.format import WINNERS, FormatError, row_features, validate_row
 from arena.export.readers import iter_rows
 from arena.ratings.filters import CHOICE_OUTCOME, ExclusionCounter, exclusion_reason
-from arena.ratings.leaderboard import Progress, RankOptions, VoteLog, VoteLogBuilder, build_snapshot
+from arena.ratings.leaderboard import (
+    Progress,
+    RankOptions,
+    VoteLog,
+    VoteLogBuilder,
+    build_snapshot,
+)
 from arena.ratings.style import feature_vector, style_features
 
 

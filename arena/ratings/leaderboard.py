@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 from scipy.special import ndtri
+from threadpoolctl import threadpool_limits
 
 from arena.ratings import bt, elo, style
 from arena.ratings.bt import POINTS_PER_UNIT, FloatArray, IntArray, Matchups

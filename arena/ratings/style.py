@@ -23,11 +23,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from itertools import pairwise
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 from scipy.sparse import csr_matrix
 from scipy.special import expit
 
@@ -183,16 +183,18 @@ class StyleProblem:
         self.pa = key[starts] // n
         self.pb = key[starts] % n
         self.y = np.asarray(outcome, dtype=np.float64)[order]
-        self.z = np.ascontiguousarray(np.asarray(z, dtype=np.float64)[order])
+        self.z = np.take(np.asarray(z, dtype=np.float64), order, axis=0)
         upper = np.triu_indices(self.k)
         self._upper = upper
-        # [1, z, z_j z_l (j <= l)]: one sparse product gives every Hessian sum
+        # [1, z, z_j z_l (j <= l)]: one sparse product gives every Hessian sum.
+        # Filled in cache-sized blocks of rows: column-wise writes over a
+        # million rows cost several times more.
         self.design = np.empty((size, 1 + self.k + upper[0].size))
-        self.design[:, 0] = 1.0
-        self.design[:, 1 : 1 + self.k] = self.z
-        for s in range(0, size, 65536):  # in blocks: a column gather over all rows thrashes the cache
-            block = self.z[s : s + 65536]
-            np.multiply(block[:, upper[0]], block[:, upper[1]], out=self.design[s : s + 65536, 1 + self.k :])
+        for s in range(0, size, 8192):
+            block, out = self.z[s : s + 8192], self.design[s : s + 8192]
+            out[:, 0] = 1.0
+            out[:, 1 : 1 + self.k] = block
+            np.multiply(block[:, upper[0]], block[:, upper[1]], out=out[:, 1 + self.k :])
         self.weight = None if weight is None else np.asarray(weight, dtype=np.float64)[order]
         self.ridge = ridge
 
@@ -448,7 +450,7 @@ class _ChunkedMultinomial:
 
     def __init__(self, size: int, weight: FloatArray | None) -> None:
         bounds = np.unique(np.r_[np.arange(0, size, self.CHUNK), size])
-        self.spans = [(int(s), int(e)) for s, e in zip(bounds[:-1], bounds[1:], strict=True)]
+        self.spans = [(int(s), int(e)) for s, e in pairwise(bounds)]
         self.weight = weight
         if weight is None:
             mass = np.diff(bounds).astype(np.float64)

@@ -42,9 +42,9 @@ class TestExportEndpoint:
         import httpx
 
         app = create_app(settings.model_copy(update={"admin_token": ""}))
-        async with app.router.lifespan_context(app):
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
-                response = await c.get("/api/admin/votes/export", headers={"Authorization": "Bearer "})
+        transport = httpx.ASGITransport(app=app)
+        async with app.router.lifespan_context(app), httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            response = await c.get("/api/admin/votes/export", headers={"Authorization": "Bearer "})
         assert response.status_code == 503 and "ARENA_ADMIN_TOKEN" in response.json()["message"]
 
     async def test_jsonl_streams_every_vote_with_flags(self, client, app):

@@ -10,7 +10,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from arena.export.format import FormatError, conv_metadata, language_name, row_features, validate_row
+from arena.export.format import (
+    FormatError,
+    conv_metadata,
+    language_name,
+    row_features,
+    validate_row,
+)
 from arena.export.readers import check_file, iter_rows
 from arena.export.writers import write_rows
 from arena.ratings.job import log_from_file

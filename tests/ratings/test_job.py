@@ -70,7 +70,7 @@ class TestLeaderboardApi:
             assert row["contender"] in page
         assert "Style-adjusted" in page and "/static/leaderboard.js" in page
         assert not re.search(r"https?://(?!www\.w3\.org)", page.split("<script type=\"application/json\"")[0].split("<main")[1])
-        embedded = re.search(r'<script type="application/json" id="lb-data">(.*?)</script>', page, re.S)
+        embedded = re.search(r'<script type="application/json" id="lb-data">(.*?)</script>', page, re.DOTALL)
         assert embedded and json.loads(embedded.group(1))["votes_used"] == 12
 
     async def test_votes_cast_in_the_arena_reach_the_leaderboard(self, client, app, photo_bytes):

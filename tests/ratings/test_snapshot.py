@@ -7,7 +7,12 @@ import pytest
 
 from arena.ratings.elo import online_elo
 from arena.ratings.filters import exclusion_reason
-from arena.ratings.leaderboard import RankOptions, VoteLog, VoteLogBuilder, build_snapshot
+from arena.ratings.leaderboard import (
+    RankOptions,
+    VoteLog,
+    VoteLogBuilder,
+    build_snapshot,
+)
 from tests.ratings.simulate import simulate
 
 

@@ -93,7 +93,7 @@ class TestStyleFeatures:
     def test_differences_and_z_scores(self):
         diff = style_differences(np.array([[3.0, 0.0]]), np.array([[1.0, 0.0]]))
         assert diff.tolist() == [[0.4, 0.0]]  # (3 - 1) / (3 + 1 + 1)
-        z, mean, std = standardize(np.array([[1.0, 0.0], [3.0, 0.0]]))
+        z, _, std = standardize(np.array([[1.0, 0.0], [3.0, 0.0]]))
         assert z.tolist() == [[-1.0, 0.0], [1.0, 0.0]] and std.tolist() == [1.0, 0.0]
 
 
