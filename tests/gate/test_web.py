@@ -213,6 +213,7 @@ class TestAddressRefusal:
             ("100.64.0.1", "non-public"),
             ("224.0.0.251", "multicast"),
             ("2002:7f00:1::", "loopback"),
+            ("64:ff9b::a9fe:a9fe", "link-local"),
             ("not-an-ip", "malformed"),
         ],
     )

@@ -450,7 +450,10 @@ def address_refusal(address: str, *, allow_loopback: bool = False) -> str | None
     except ValueError:
         return "malformed"
     if isinstance(ip, ipaddress.IPv6Address):
+        # IPv6 forms that carry an IPv4 address are judged by that address
         embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
+        if embedded is None and ip in _NAT64:
+            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
         if embedded is not None:
             ip = embedded
     if ip.is_loopback:
@@ -466,6 +469,9 @@ def address_refusal(address: str, *, allow_loopback: bool = False) -> str | None
     if not ip.is_global:
         return "non-public"
     return None
+
+
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 
 async def system_resolver(host: str, port: int) -> list[str]:
