@@ -25,9 +25,9 @@ from pathlib import Path
 from PIL import Image
 
 from arena.geo.gazetteer import Gazetteer, load_gazetteer
-from arena.providers.baselines import GeolocatorOptions, OcrGeolocator, merge_lines, shared_engine
+from arena.providers.baselines import GeolocatorOptions, OcrEngine, OcrGeolocator, merge_lines
 from arena.providers.baselines.answer import render_answer
-from arena.providers.baselines.ocr import OcrLine
+from arena.providers.baselines.ocr import DEFAULT_MAX_SIDE, OcrLine
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "geobrowse-sample"
 
@@ -57,18 +57,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with level1_en.jsonl and images/")
     parser.add_argument("--limit", type=int, default=0, help="only the first N photos")
+    parser.add_argument("--max-side", type=int, default=DEFAULT_MAX_SIDE, help="long side views are shrunk to before OCR")
     args = parser.parse_args()
     if not (args.data / "level1_en.jsonl").exists():
         print(f"no level1_en.jsonl under {args.data}", file=sys.stderr)
         return 2
-    rows = asyncio.run(run(args.data, args.limit))
-    report(rows)
+    rows = asyncio.run(run(args.data, args.limit, OcrEngine(max_side=args.max_side)))
+    report(rows, args.max_side)
     return 0
 
 
-async def run(data: Path, limit: int) -> list[Row]:
+async def run(data: Path, limit: int, engine: OcrEngine) -> list[Row]:
     gazetteer = load_gazetteer()
-    engine = shared_engine()
     contenders = [
         OcrGeolocator(name="ocr-geolocator", engine=engine),
         OcrGeolocator(name="ocr-geolocator+gate", engine=engine, gate=True),
@@ -119,8 +119,8 @@ def gold_countries(answer: str, gazetteer: Gazetteer) -> set[str]:
     return named
 
 
-def report(rows: list[Row]) -> None:
-    print()
+def report(rows: list[Row], max_side: int) -> None:
+    print(f"\nviews shrunk to at most {max_side} px before OCR")
     print(f"{'contender':<22} {'photos':>6} {'lines':>6} {'chars':>6} {'s/photo':>8} {'top3 photo':>11} {'top3 +question':>15}")
     for name in dict.fromkeys(r.contender for r in rows):
         mine = [r for r in rows if r.contender == name]

@@ -121,7 +121,10 @@ class Gazetteer:
     def match(self, text: str) -> list[Match]:
         """Place names in `text`, longest first, not overlapping."""
         folded = fold(text)
-        return self._match_unspaced(folded) + self._match_spaced(folded)
+        matches = self._match_unspaced(folded) + self._match_spaced(folded)
+        if len(folded) == len(text):  # show names as they were written, not folded
+            matches = [_as_written(m, text, folded) for m in matches]
+        return matches
 
     def country(self, code: str) -> Place | None:
         return self.countries.get(code.upper())
@@ -468,6 +471,13 @@ def _acceptable(phrase: str, n_words: int, places: list[Place]) -> bool:
         # four letters: only well-known places (Rome, Oslo, Lima) or countries
         return any(p.kind != "city" or p.population >= 500_000 for p in places)
     return True
+
+
+def _as_written(match: Match, text: str, folded: str) -> Match:
+    at = folded.find(match.text)
+    if at < 0:
+        return match
+    return Match(text[at : at + len(match.text)], match.places, match.quality, match.suffixed)
 
 
 def _ranked(places: list[Place]) -> tuple[Place, ...]:

@@ -112,9 +112,12 @@ class TestMergeLines:
             OcrLine("电子抓拍", 0.97, (0, 0, 1, 1)),
             OcrLine("抓拍", 0.90, (0, 0, 1, 1)),
             OcrLine("K", 0.97, (0, 0, 1, 1)),
+            OcrLine("es", 0.90, (0, 0, 1, 1)),  # two Latin letters: texture, not writing
+            OcrLine("北京", 0.90, (0, 0, 1, 1)),  # two Han characters: may be a city
             OcrLine("Qingdao Port", 0.80, (0, 0, 1, 1)),
+            OcrLine("Qingdao Pc", 0.70, (0, 0, 1, 1)),  # a crop cut through "Port"
         ])
-        assert [(m.text, m.confidence) for m in merged] == [("Qingdao Port", 0.80), ("电子抓拍", 0.99)]
+        assert [(m.text, m.confidence) for m in merged] == [("Qingdao Port", 0.80), ("电子抓拍", 0.99), ("北京", 0.90)]
 
 
 class TestOcrGeolocator:
@@ -125,7 +128,7 @@ class TestOcrGeolocator:
         assert sum(isinstance(e, TextDelta) for e in events) >= 5  # streamed paragraph by paragraph
         assert "Baseline contender" in text
         assert "**Best guess: Qingdao, Shandong, China** (36.0649° N, 120.3804° E)" in text
-        assert "“qingdao” in `Welcome to Qingdao` → Qingdao, Shandong, China" in text
+        assert "“Qingdao” in `Welcome to Qingdao` → Qingdao, Shandong, China" in text
         assert count_gps(text) >= 1
         html = render_markdown(text)
         assert "<h3>Candidates</h3>" in html and "<blockquote>" in html

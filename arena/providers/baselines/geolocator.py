@@ -17,7 +17,8 @@ from typing import Any
 
 from PIL import Image
 
-from arena.geo.gazetteer import fold, load_gazetteer
+from arena.geo.gazetteer import UNSPACED, fold, load_gazetteer
+from arena.geo.scripts import script_of
 from arena.geo.ranking import Ranking, TextLine, rank_places
 from arena.images.store import ImageStore
 from arena.providers.base import ContenderError, ContenderEvent, ContenderImage, TextDelta, ToolStep
@@ -26,7 +27,9 @@ from arena.providers.baselines.ocr import OcrEngine, OcrLine
 
 THUMBNAIL_SIDE = 512
 MAX_OBSERVED_LINES = 8  # lines quoted in one step's observation
-MIN_LINE_CHARS = 2  # letters or digits a line needs to count as text
+# Letters or digits a line needs to count as text: two Han characters can
+# name a city (北京); two Latin letters ("es", "OO") are mostly texture.
+MIN_LINE_CHARS = {"unspaced": 2, "other": 3}
 
 
 @dataclass(frozen=True)
@@ -138,20 +141,34 @@ class OcrGeolocator:
 def merge_lines(lines: Sequence[OcrLine]) -> list[TextLine]:
     """One entry per distinct text, at its best confidence; a line contained
     in a longer one read elsewhere (overlapping crops) is dropped, and so is a
-    lone character, which on photos is mostly texture read as a letter."""
+    line too short to be writing rather than texture read as letters."""
     best: dict[str, TextLine] = {}
     for ln in lines:
         key = fold(ln.text).strip()
-        if sum(ch.isalnum() for ch in key) < MIN_LINE_CHARS:
+        if not _enough_text(key):
             continue
         if key not in best or ln.confidence > best[key].confidence:
             best[key] = TextLine(ln.text, ln.confidence)
     keys = sorted(best, key=len, reverse=True)
     kept: list[str] = []
     for key in keys:
-        if not any(key in longer and best[longer].confidence >= best[key].confidence for longer in kept):
+        if not any(_fragment_of(key, longer) and best[longer].confidence >= best[key].confidence for longer in kept):
             kept.append(key)
-    return [best[k] for k in keys if k in kept]
+    return [best[k] for k in kept]
+
+
+def _enough_text(key: str) -> bool:
+    chars = sum(ch.isalnum() for ch in key)
+    unspaced = any(script_of(ch) in UNSPACED for ch in key)
+    return chars >= MIN_LINE_CHARS["unspaced" if unspaced else "other"]
+
+
+def _fragment_of(key: str, longer: str) -> bool:
+    """`key` is part of `longer`, allowing one misread character at either end
+    (a crop that cuts "Qingdao" reads "Qir")."""
+    if key in longer:
+        return True
+    return len(key) >= 4 and (key[:-1] in longer or key[1:] in longer)
 
 
 def observe(label: str, lines: Sequence[OcrLine]) -> str:

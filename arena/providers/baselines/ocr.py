@@ -5,12 +5,16 @@ models (PP-OCRv4, Chinese + Latin alphabet) inside the wheel, so reading needs
 no network. Loading takes a second and a few hundred MB, so one engine per
 process is built on first use; a lock serialises calls because the CPU is the
 bottleneck anyway and the engine object is not documented as thread-safe.
+Async callers go through one dedicated worker thread, so a queue of OCR
+requests from many battles never occupies the event loop's default
+executor, which the rest of the app (image intake, ...) needs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +44,7 @@ class OcrEngine:
         self.min_score = min_score
         self._engine: Any = None
         self._lock = threading.Lock()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ocr")
 
     def read(self, image: Image.Image) -> list[OcrLine]:
         """Blocking: the text lines of `image`, top to bottom."""
@@ -60,8 +65,8 @@ class OcrEngine:
         return lines
 
     async def aread(self, image: Image.Image) -> list[OcrLine]:
-        """Read in a worker thread so the event loop keeps serving."""
-        return await asyncio.to_thread(self.read, image)
+        """Read in the OCR worker thread so the event loop keeps serving."""
+        return await asyncio.get_running_loop().run_in_executor(self._worker, self.read, image)
 
     def _prepare(self, image: Image.Image) -> tuple[np.ndarray, float]:
         image = image.convert("RGB")
