@@ -25,7 +25,12 @@ from pathlib import Path
 from PIL import Image
 
 from arena.geo.gazetteer import Gazetteer, load_gazetteer
-from arena.providers.baselines import GeolocatorOptions, OcrEngine, OcrGeolocator, merge_lines
+from arena.providers.baselines import (
+    GeolocatorOptions,
+    OcrEngine,
+    OcrGeolocator,
+    merge_lines,
+)
 from arena.providers.baselines.answer import render_answer
 from arena.providers.baselines.ocr import DEFAULT_MAX_SIDE, OcrLine
 

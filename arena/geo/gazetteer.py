@@ -25,7 +25,7 @@ import threading
 import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Literal
 
@@ -56,17 +56,17 @@ _LATIN_REGION_WORDS = {
 }
 
 # Everyday words on signs and screens that are also names of some town.
-_SIGN_WORDS = frozenset("""
-police hotel bank park street road avenue center centre station exit stop open
-sale city town new north south east west market school way bar mobile reading
-bath nice split asia america europe world royal grand central
-union victoria university hospital airport metro bus taxi parking police toilet
-office post phone love home house garden river lake mount mountain beach bay
-hill island port lane plaza square tower bridge gate hall church temple palace
-store shop mall food cafe coffee restaurant pizza burger welcome hello
-western eastern northern southern central upper lower greater middle capital
-province state county district region city photo picture image country
-""".split())
+_SIGN_WORDS = frozenset((
+    "police", "hotel", "bank", "park", "street", "road", "avenue", "center", "centre", "station", "exit", "stop", "open",
+    "sale", "city", "town", "new", "north", "south", "east", "west", "market", "school", "way", "bar", "mobile", "reading",
+    "bath", "nice", "split", "asia", "america", "europe", "world", "royal", "grand", "central",
+    "union", "victoria", "university", "hospital", "airport", "metro", "bus", "taxi", "parking", "toilet",
+    "office", "post", "phone", "love", "home", "house", "garden", "river", "lake", "mount", "mountain", "beach", "bay",
+    "hill", "island", "port", "lane", "plaza", "square", "tower", "bridge", "gate", "hall", "church", "temple", "palace",
+    "store", "shop", "mall", "food", "cafe", "coffee", "restaurant", "pizza", "burger", "welcome", "hello",
+    "western", "eastern", "northern", "southern", "upper", "lower", "greater", "middle", "capital",
+    "province", "state", "county", "district", "region", "photo", "picture", "image", "country",
+))
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", re.UNICODE)
 
@@ -212,7 +212,7 @@ def fold(text: str) -> str:
     return "".join(_fold_letter(ch) for ch in text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fold_letter(ch: str) -> str:
     # Accents go only where they are diacritics: in kana the same marks
     # (dakuten) make different letters.
@@ -358,6 +358,8 @@ COUNTRY_ALIASES: dict[str, tuple[str, ...]] = {
 
 def _country_names(code: str) -> set[str]:
     country = pycountry.countries.get(alpha_2=code)
+    if country is None:
+        return set(COUNTRY_ALIASES.get(code, ()))
     base = {country.name, getattr(country, "common_name", ""), getattr(country, "official_name", "")}
     base.discard("")
     names = set(base) | set(COUNTRY_ALIASES.get(code, ()))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 # (first, last, script); checked in order, first hit wins.
 _RANGES: tuple[tuple[int, int, str], ...] = (
@@ -148,7 +148,7 @@ def detect_scripts(text: str, *, min_letters: int = 2) -> ScriptReport:
     return ScriptReport(counts=dict(counts.most_common()), hints=tuple(hints), priors=priors)
 
 
-@lru_cache(maxsize=None)  # a few thousand distinct letters; the gazetteer asks millions of times
+@cache  # a few thousand distinct letters; the gazetteer asks millions of times
 def script_of(ch: str) -> str | None:
     """The script of one letter, or None for digits, punctuation and symbols."""
     if not ch.isalpha():
@@ -186,12 +186,12 @@ def _priors(text: str, counts: Counter[str]) -> tuple[list[str], dict[str, float
         return hints, {}
     # Plain Latin (no hint) adds no weight and so does not dilute the others.
     total = sum(counts[s] for s in per_script)
-    mixed: Counter[str] = Counter()
+    mixed: dict[str, float] = {}
     for script, prior in per_script.items():
         share = counts[script] / total
         for country, weight in prior.items():
-            mixed[country] += share * weight
-    return hints, {c: round(w, 4) for c, w in mixed.most_common()}
+            mixed[country] = mixed.get(country, 0.0) + share * weight
+    return hints, {c: round(w, 4) for c, w in sorted(mixed.items(), key=lambda kv: -kv[1])}
 
 
 def _han_prior(text: str, counts: Counter[str], hints: list[str]) -> dict[str, float]:

@@ -20,8 +20,20 @@ from arena.config import ContenderConfig, PoolConfig, load_pool
 from arena.gate.policy import fixed_policy_views
 from arena.geo.gazetteer import load_gazetteer
 from arena.images.store import ImageStore
-from arena.providers.base import ContenderError, ContenderImage, TextDelta, ToolStep, Usage
-from arena.providers.baselines import GeolocatorOptions, OcrGeolocator, OcrLine, merge_lines, shared_engine
+from arena.providers.base import (
+    ContenderError,
+    ContenderImage,
+    TextDelta,
+    ToolStep,
+    Usage,
+)
+from arena.providers.baselines import (
+    GeolocatorOptions,
+    OcrGeolocator,
+    OcrLine,
+    merge_lines,
+    shared_engine,
+)
 from arena.providers.registry import ProviderDeps, build_pool
 from arena.ratings.style import count_gps
 from arena.web.markdown import render_markdown

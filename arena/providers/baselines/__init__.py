@@ -9,7 +9,11 @@ show them as tool steps. `options` may tune `min_confidence`, `prior_weight`,
 from __future__ import annotations
 
 from arena.config import ContenderConfig
-from arena.providers.baselines.geolocator import GeolocatorOptions, OcrGeolocator, merge_lines
+from arena.providers.baselines.geolocator import (
+    GeolocatorOptions,
+    OcrGeolocator,
+    merge_lines,
+)
 from arena.providers.baselines.ocr import OcrEngine, OcrLine, shared_engine
 from arena.providers.registry import ProviderDeps, register_contender
 

@@ -18,10 +18,16 @@ from typing import Any
 from PIL import Image
 
 from arena.geo.gazetteer import UNSPACED, fold, load_gazetteer
-from arena.geo.scripts import script_of
 from arena.geo.ranking import Ranking, TextLine, rank_places
+from arena.geo.scripts import script_of
 from arena.images.store import ImageStore
-from arena.providers.base import ContenderError, ContenderEvent, ContenderImage, TextDelta, ToolStep
+from arena.providers.base import (
+    ContenderError,
+    ContenderEvent,
+    ContenderImage,
+    TextDelta,
+    ToolStep,
+)
 from arena.providers.baselines.answer import render_answer
 from arena.providers.baselines.ocr import OcrEngine, OcrLine
 
@@ -182,7 +188,7 @@ def observe(label: str, lines: Sequence[OcrLine]) -> str:
 
 def thumbnail_jpeg(image: Image.Image, side: int = THUMBNAIL_SIDE) -> bytes:
     thumb = image.convert("RGB")
-    thumb.thumbnail((side, side), Image.LANCZOS)
+    thumb.thumbnail((side, side), Image.Resampling.LANCZOS)
     out = io.BytesIO()
     thumb.save(out, "JPEG", quality=82)
     return out.getvalue()

@@ -74,7 +74,7 @@ class OcrEngine:
         long_side = max(image.size)
         if long_side > self.max_side:
             scale = self.max_side / long_side
-            image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.LANCZOS)
+            image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.Resampling.LANCZOS)
         # RapidOCR follows OpenCV's channel order.
         return np.ascontiguousarray(np.asarray(image)[:, :, ::-1]), scale
 
@@ -93,6 +93,6 @@ def shared_engine() -> OcrEngine:
 
 
 def _load_rapidocr(min_score: float) -> Any:
-    from rapidocr_onnxruntime import RapidOCR  # heavy import: onnxruntime, OpenCV
+    from rapidocr_onnxruntime import RapidOCR  # type: ignore[import-untyped]  # heavy import: onnxruntime, OpenCV
 
     return RapidOCR(text_score=min_score)
