@@ -1,0 +1,150 @@
+"""The gatekeeper as the battle flow uses it: offline by default, an LLM
+judge on a loopback OpenAI-compatible server when configured, and the
+offline model whenever the judge fails."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from arena.config import ContenderConfig, PoolConfig
+from arena.gatekeeper import Verdict, build_gatekeeper, rejection_message
+from arena.gatekeeper.llm import MalformedVerdict, parse_verdict
+from arena.images.store import ImageStore
+from arena.providers.registry import ProviderDeps
+from tests.gatekeeper.judge_server import JudgeServer
+from tests.servers import serve_in_thread
+
+GEO = "Which country is this street in?"
+NOT_GEO = "What breed is this dog?"
+
+
+@pytest.fixture(scope="module")
+def judge_server() -> Iterator[tuple[str, JudgeServer]]:
+    server = JudgeServer()
+    with serve_in_thread(server.app) as url:
+        yield url + "/v1", server
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient() as client:
+        yield client
+
+
+def pool_with(gatekeeper: dict[str, object], *contenders: ContenderConfig) -> PoolConfig:
+    return PoolConfig(contenders=list(contenders), gatekeeper=gatekeeper)
+
+
+def deps_for(pool: PoolConfig, http: httpx.AsyncClient, tmp_path: Path) -> ProviderDeps:
+    return ProviderDeps(http=http, images=ImageStore(tmp_path), pool=pool)
+
+
+class TestOfflineGatekeeper:
+    async def test_default_is_offline(self) -> None:
+        gatekeeper = build_gatekeeper(PoolConfig(), None)
+        accepted = await gatekeeper.classify(GEO)
+        refused = await gatekeeper.classify(NOT_GEO)
+        assert accepted.geographic and accepted.classifier == "offline" and accepted.score >= 0.5
+        assert not refused.geographic and refused.score < 0.5
+        assert refused.reason == rejection_message("en")
+        assert "geographic questions about your photo" in refused.reason
+
+    async def test_refusal_speaks_the_askers_language(self) -> None:
+        gatekeeper = build_gatekeeper(PoolConfig(), None)
+        verdict = await gatekeeper.classify("Wie viele Kalorien hat dieser Kuchen?")
+        assert not verdict.geographic
+        assert verdict.reason.startswith("GeoArena nimmt nur geografische Fragen")
+
+    async def test_empty_prompt_is_refused(self) -> None:
+        verdict = await build_gatekeeper(PoolConfig(), None).classify("   \n ")
+        assert verdict == Verdict(False, rejection_message("en"), 0.0, "empty")
+
+    async def test_threshold_and_off_mode(self) -> None:
+        strict = build_gatekeeper(PoolConfig(gatekeeper={"threshold": 0.999999}), None)
+        assert not (await strict.classify(GEO)).geographic
+        off = build_gatekeeper(PoolConfig(gatekeeper={"mode": "off"}), None)
+        assert (await off.classify(NOT_GEO)).geographic
+
+    def test_bad_configuration_is_explained(self) -> None:
+        with pytest.raises(ValueError, match="mode must be"):
+            build_gatekeeper(PoolConfig(gatekeeper={"mode": "strict"}), None)
+        with pytest.raises(ValueError, match="threshold"):
+            build_gatekeeper(PoolConfig(gatekeeper={"threshold": 2}), None)
+
+
+class TestLLMJudge:
+    async def test_dedicated_endpoint_accepts(
+        self, judge_server: tuple[str, JudgeServer], http: httpx.AsyncClient, tmp_path: Path
+    ) -> None:
+        url, server = judge_server
+        pool = pool_with({"provider": "openai", "model": "verdict-yes", "base_url": url})
+        verdict = await build_gatekeeper(pool, deps_for(pool, http, tmp_path)).classify(GEO)
+        assert verdict == Verdict(True, "It asks where the photo was taken.", 1.0, "llm:verdict-yes")
+        sent = server.requests[-1]
+        assert sent["temperature"] == 0.0 and sent["max_tokens"] == 200
+        assert GEO in sent["messages"][-1]["content"]
+        assert '"geographic"' in sent["messages"][0]["content"]
+
+    async def test_pool_contender_refuses_with_the_arena_sentence(
+        self, judge_server: tuple[str, JudgeServer], http: httpx.AsyncClient, tmp_path: Path
+    ) -> None:
+        url, _ = judge_server
+        judge = ContenderConfig(name="judge-model", provider="openai", model="verdict-no", base_url=url)
+        other = ContenderConfig(name="other", provider="openai", model="verdict-yes", base_url=url)
+        pool = pool_with({"contender": "judge-model"}, judge, other)
+        verdict = await build_gatekeeper(pool, deps_for(pool, http, tmp_path)).classify("Qué raza es este perro?")
+        assert not verdict.geographic and verdict.classifier == "llm:verdict-no"
+        # The model's own words are not shown; the arena's sentence is, in Spanish.
+        assert verdict.reason == rejection_message("es")
+
+    async def test_fenced_json_is_accepted(
+        self, judge_server: tuple[str, JudgeServer], http: httpx.AsyncClient, tmp_path: Path
+    ) -> None:
+        url, _ = judge_server
+        pool = pool_with({"provider": "openai", "model": "fenced", "base_url": url})
+        verdict = await build_gatekeeper(pool, deps_for(pool, http, tmp_path)).classify(GEO)
+        assert verdict.geographic and verdict.classifier == "llm:fenced"
+
+    @pytest.mark.parametrize("model", ["prose", "wrong-type", "error-500", "stall"])
+    async def test_falls_back_to_offline(
+        self, judge_server: tuple[str, JudgeServer], http: httpx.AsyncClient, tmp_path: Path, model: str
+    ) -> None:
+        url, _ = judge_server
+        pool = pool_with({"provider": "openai", "model": model, "base_url": url, "timeout": 1.0})
+        gatekeeper = build_gatekeeper(pool, deps_for(pool, http, tmp_path))
+        await gatekeeper.warm()
+        started = time.monotonic()
+        refused = await gatekeeper.classify(NOT_GEO)
+        assert time.monotonic() - started < 3  # the judge's timeout, not the contender's
+        assert not refused.geographic
+        assert refused.classifier.startswith("offline (llm failed:")
+        assert refused.reason == rejection_message("en")
+        assert (await gatekeeper.classify(GEO)).geographic
+
+    async def test_unknown_contender_and_baseline_judges_are_refused(
+        self, http: httpx.AsyncClient, tmp_path: Path
+    ) -> None:
+        baseline = ContenderConfig(name="ocr", provider="baseline", model="ocr-geolocator")
+        deps = ProviderDeps(http=http, images=ImageStore(tmp_path), pool=PoolConfig())
+        with pytest.raises(ValueError, match="not in the pool"):
+            build_gatekeeper(pool_with({"contender": "nope"}, baseline), deps)
+        with pytest.raises(ValueError, match="baseline"):
+            build_gatekeeper(pool_with({"contender": "ocr"}, baseline), deps)
+
+    def test_without_http_client_the_offline_model_is_used(self) -> None:
+        gatekeeper = build_gatekeeper(pool_with({"provider": "openai", "model": "m", "base_url": "http://x"}), None)
+        assert gatekeeper.mode == "offline"
+
+
+class TestParseVerdict:
+    def test_strict_shapes(self) -> None:
+        assert parse_verdict(' {"geographic": false, "reason": "  A recipe.  "} ') == (False, "A recipe.")
+        for bad in ('{"geographic": 1, "reason": "x"}', '{"geographic": true}', "[true]",
+                    'Answer: {"geographic": true, "reason": "x"}', '{"geographic": true, "reason": ""}'):
+            with pytest.raises(MalformedVerdict):
+                parse_verdict(bad)
