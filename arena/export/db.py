@@ -28,35 +28,72 @@ NO_IMAGE_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
 @dataclass(frozen=True)
+class Side:
+    """One side's answer, as the rating job and the export need it."""
+
+    id: int
+    contender: str
+    gate: bool
+    status: str
+    text: str
+
+
+@dataclass(frozen=True)
 class VotedBattle:
-    vote: Vote
-    battle: Battle
-    side_a: Response | None
-    side_b: Response | None
+    """A vote with its battle and both answers (plain values, not ORM objects:
+    reading a million of them as entities would cost several times more)."""
+
+    vote_id: int
+    choice: str
+    voter_hash: str
+    voted_at: datetime
+    battle_id: str
+    prompt: str
+    image_sha256: str
+    model_a: str
+    model_b: str
+    status: str
+    language: str | None
+    categories: list[Any]
+    flags: list[Any]
+    side_a: Side | None
+    side_b: Side | None
 
     @property
     def sides_done(self) -> bool:
         return all(r is not None and r.status == "done" for r in (self.side_a, self.side_b))
 
 
+VOTE_COLUMNS = (
+    Vote.id, Vote.choice, Vote.voter_hash, Vote.created_at, Battle.id, Battle.prompt, Battle.image_sha256,
+    Battle.model_a, Battle.model_b, Battle.status, Battle.language, Battle.categories, Battle.flags,
+)
+SIDE_COLUMNS = (Response.battle_id, Response.side, Response.id, Response.contender, Response.gate, Response.status, Response.text)
+
+
 def iter_voted_battles(session: Session, *, since: datetime | None = None, page: int = PAGE) -> Iterator[VotedBattle]:
     """Every vote with its battle and both responses, oldest vote id first."""
     last_id = 0
     while True:
-        query = select(Vote, Battle).join(Battle, Vote.battle_id == Battle.id).where(Vote.id > last_id)
+        query = select(*VOTE_COLUMNS).join(Battle, Vote.battle_id == Battle.id).where(Vote.id > last_id)
         if since is not None:
             query = query.where(Vote.created_at >= since)
         rows = session.execute(query.order_by(Vote.id).limit(page)).all()
         if not rows:
             return
-        ids = [battle.id for _, battle in rows]
-        sides: dict[tuple[str, str], Response] = {
-            (r.battle_id, r.side): r for r in session.scalars(select(Response).where(Response.battle_id.in_(ids)))
+        ids = [row[4] for row in rows]
+        sides = {
+            (battle_id, side): Side(rid, contender, bool(gate), status, text or "")
+            for battle_id, side, rid, contender, gate, status, text in session.execute(
+                select(*SIDE_COLUMNS).where(Response.battle_id.in_(ids))
+            )
         }
-        for vote, battle in rows:
-            yield VotedBattle(vote, battle, sides.get((battle.id, "a")), sides.get((battle.id, "b")))
-        last_id = rows[-1][0].id
-        session.expunge_all()  # keep one page in memory, not the whole table
+        for vote_id, choice, voter, created, battle_id, prompt, sha, a, b, status, language, cats, flags in rows:
+            yield VotedBattle(
+                vote_id, choice, voter, _aware(created), battle_id, prompt, sha, a, b, status, language,
+                list(cats or []), list(flags or []), sides.get((battle_id, "a")), sides.get((battle_id, "b")),
+            )
+        last_id = rows[-1][0]
 
 
 def export_rows(session: Session, *, since: datetime | None = None, answers: bool = False) -> Iterator[dict[str, Any]]:
@@ -69,20 +106,20 @@ def export_vote(item: VotedBattle, *, answers: bool = False) -> ExportVote:
     text_a = item.side_a.text if item.side_a else ""
     text_b = item.side_b.text if item.side_b else ""
     return ExportVote(
-        battle_id=item.battle.id,
-        model_a=item.battle.model_a,
-        model_b=item.battle.model_b,
-        choice=item.vote.choice,
-        voter_hash=item.vote.voter_hash,
-        voted_at=_aware(item.vote.created_at),
-        prompt=item.battle.prompt,
-        image_sha256=item.battle.image_sha256,
-        language=item.battle.language,
-        categories=list(item.battle.categories or []),
-        flags=list(item.battle.flags or []),
-        gate_a=bool(item.side_a.gate) if item.side_a else False,
-        gate_b=bool(item.side_b.gate) if item.side_b else False,
-        battle_status=item.battle.status,
+        battle_id=item.battle_id,
+        model_a=item.model_a,
+        model_b=item.model_b,
+        choice=item.choice,
+        voter_hash=item.voter_hash,
+        voted_at=item.voted_at,
+        prompt=item.prompt,
+        image_sha256=item.image_sha256,
+        language=item.language,
+        categories=item.categories,
+        flags=item.flags,
+        gate_a=item.side_a.gate if item.side_a else False,
+        gate_b=item.side_b.gate if item.side_b else False,
+        battle_status=item.status,
         sides_done=item.sides_done,
         counts_a=style_features(text_a),
         counts_b=style_features(text_b),

@@ -83,8 +83,9 @@ def run(args: argparse.Namespace) -> int:
     sessions = make_sessionmaker(engine)
     try:
         last_seen: tuple[int, int] | None = None
+        cache: dict[int, tuple[float, ...]] = {}  # style features of answers already counted
         while True:
-            last_seen = _rank_if_new(sessions, options, args.output, last_seen)
+            last_seen = _rank_if_new(sessions, options, args.output, last_seen, cache)
             if args.every is None:
                 return 0
             time.sleep(args.every)
@@ -92,7 +93,15 @@ def run(args: argparse.Namespace) -> int:
         engine.dispose()
 
 
-def _rank_if_new(sessions: Any, options: RankOptions, output: Path | None, last_seen: tuple[int, int] | None) -> tuple[int, int]:
+def _rank_if_new(
+    sessions: Any,
+    options: RankOptions,
+    output: Path | None,
+    last_seen: tuple[int, int] | None,
+    cache: dict[int, tuple[float, ...]] | None = None,
+) -> tuple[int, int]:
+    """Rank unless the votes are exactly those of the last run; returns the
+    marker (count, highest id) of the votes seen."""
     from arena.export.db import count_votes
     from arena.ratings.job import build_snapshot, log_from_database
 
@@ -101,7 +110,7 @@ def _rank_if_new(sessions: Any, options: RankOptions, output: Path | None, last_
     if marker == last_seen:
         return marker
     with sessions() as session:
-        log, excluded = log_from_database(session)
+        log, excluded = log_from_database(session, cache)
     with _progress(options) as progress:
         snapshot = build_snapshot(log, options, excluded=excluded, progress=progress)
     _deliver(snapshot, output, sessions)

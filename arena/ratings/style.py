@@ -58,6 +58,8 @@ GPS_HEMISPHERE = re.compile(
 )
 # A signed decimal pair: in brackets with any decimals, bare with two or more.
 GPS_BRACKETED = re.compile(r"[(\[]\s*([-+−]?\d{1,2}(?:\.\d+)?)\s*,\s*([-+−]?\d{1,3}(?:\.\d+)?)\s*[)\]]")
+# Every mention above has a digit then a degree sign or a decimal point: a cheap first look.
+GPS_HINT = re.compile(r"\d(?:\s*°|[.,]\d|\s*[NSns]\b)")
 GPS_BARE = re.compile(r"(?<![\w.])([-+−]?\d{1,2}\.\d{2,})\s*,\s*([-+−]?\d{1,3}\.\d{2,})(?![\w.])")
 
 
@@ -67,27 +69,32 @@ def style_features(text: str) -> dict[str, Any]:
     >>> style_features("## Paris\\n- **Eiffel** tower at 48.8584° N, 2.2945° E")["gps_count"]
     1
     """
-    prose = _outside_fences(text)
-    no_code = INLINE_CODE.sub(" ", prose)
+    # Each pattern runs only when its marker character is present: the rating
+    # job counts every answer in the database, so skipped passes add up.
+    prose = _outside_fences(text) if ("```" in text or "~~~" in text) else text
+    no_code = INLINE_CODE.sub(" ", prose) if "`" in prose else prose
     headers = [0] * 6
-    for match in HEADER.finditer(no_code):
-        headers[len(match.group(1)) - 1] += 1
-    body = LIST_MARKER.sub("", no_code)
-    bold_stars = len(BOLD_STARS.findall(body))
-    bold_underscores = len(BOLD_UNDERSCORES.findall(body))
-    unbolded = BOLD_UNDERSCORES.sub(" ", BOLD_STARS.sub(" ", body))
+    if "#" in no_code:
+        for match in HEADER.finditer(no_code):
+            headers[len(match.group(1)) - 1] += 1
+    bold = {"**": 0, "__": 0}
+    italic = {"*": 0, "_": 0}
+    if "*" in no_code or "_" in no_code:
+        body = LIST_MARKER.sub("", no_code)
+        bold["**"] = len(BOLD_STARS.findall(body))
+        bold["__"] = len(BOLD_UNDERSCORES.findall(body)) if "__" in body else 0
+        unbolded = BOLD_UNDERSCORES.sub(" ", BOLD_STARS.sub(" ", body))
+        italic["*"] = len(ITALIC_STAR.findall(unbolded)) if "*" in unbolded else 0
+        italic["_"] = len(ITALIC_UNDERSCORE.findall(unbolded)) if "_" in unbolded else 0
     return {
-        "tokens": len(TOKEN.findall(text)),
+        "tokens": TOKEN.subn("", text)[1],
         "header_count": {f"h{i + 1}": count for i, count in enumerate(headers)},
         "list_count": {
             "ordered": len(ORDERED.findall(no_code)),
             "unordered": len(UNORDERED.findall(no_code)),
         },
-        "bold_count": {"**": bold_stars, "__": bold_underscores},
-        "italic_count": {
-            "*": len(ITALIC_STAR.findall(unbolded)),
-            "_": len(ITALIC_UNDERSCORE.findall(unbolded)),
-        },
+        "bold_count": bold,
+        "italic_count": italic,
         "gps_count": count_gps(prose),
     }
 
@@ -106,13 +113,15 @@ def feature_vector(counts: dict[str, Any]) -> tuple[float, float, float, float, 
 def count_gps(text: str) -> int:
     """Coordinate mentions: `48.8584° N, 2.2945° E`, `48°51′30″N 2°17′40″E`,
     `(48.86, 2.29)`, `-33.8568, 151.2153`. Pairs outside +-90/+-180 are not counted."""
+    if not GPS_HINT.search(text):
+        return 0
     found = len(GPS_HEMISPHERE.findall(text))
-    rest = GPS_HEMISPHERE.sub(" ", text)
+    rest = GPS_HEMISPHERE.sub(" ", text) if found else text
     for pattern in (GPS_BRACKETED, GPS_BARE):
-        for lat, lon in pattern.findall(rest):
-            if _plausible(lat, lon):
-                found += 1
-        rest = pattern.sub(" ", rest)
+        pairs = pattern.findall(rest)
+        found += sum(1 for lat, lon in pairs if _plausible(lat, lon))
+        if pairs and pattern is GPS_BRACKETED:
+            rest = pattern.sub(" ", rest)  # so a bracketed pair is not counted again bare
     return found
 
 
