@@ -29,7 +29,6 @@ from arena.ratings.leaderboard import (
 )
 from arena.ratings.style import feature_vector, style_features
 
-
 FeatureCache = dict[int, tuple[float, ...]]
 
 

@@ -348,7 +348,7 @@ def _style_section(
     ratings = bt.to_ratings(full.theta, anchor, options.anchor_rating)
     level_z = _z(options.level)
     if options.ci == "sandwich":
-        cov = _style_sandwich(problem, full, anchor)
+        cov = problem.sandwich(full, anchor)
         n = len(names)
         half_theta = level_z * POINTS_PER_UNIT * np.sqrt(np.clip(np.diag(cov)[:n], 0, None))
         half_beta = level_z * np.sqrt(np.clip(np.diag(cov)[n:], 0, None))
@@ -382,28 +382,6 @@ def _style_section(
         "gradient_norm": full.gradient_norm,
         "iterations": full.iterations,
     }
-
-
-def _style_sandwich(problem: style.StyleProblem, fit: style.StyleFit, anchor: int | None) -> FloatArray:
-    """Sandwich covariance of (theta, beta) with sum-zero theta (or the anchor held)."""
-    n, k = problem.n, problem.k
-    params = np.r_[fit.theta, fit.beta]
-    _, hess = problem._derivatives(params, problem.weight)
-    p = 1.0 / (1.0 + np.exp(-problem._margin(params)))
-    resid2 = (p - problem.y) ** 2
-    if problem.weight is not None:
-        resid2 *= problem.weight
-    meat = problem._hessian(problem._per_pair(resid2, problem.design.shape[1]))
-    meat[np.arange(n), np.arange(n)] -= problem.ridge
-    ref = 0 if anchor is None else anchor
-    keep = np.r_[np.arange(n) != ref, np.ones(k, dtype=bool)]
-    bread = np.linalg.pinv(hess[np.ix_(keep, keep)])  # pinv: a feature that never varies has no curvature
-    reduced = bread @ meat[np.ix_(keep, keep)] @ bread
-    embed = np.zeros((n + k, n + k - 1))
-    embed[keep, :] = np.eye(n + k - 1)
-    if anchor is None:
-        embed[:n] -= embed[:n].mean(axis=0, keepdims=True)
-    return embed @ reduced @ embed.T
 
 
 # -- categories ----------------------------------------------------------------

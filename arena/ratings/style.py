@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from itertools import pairwise
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -291,6 +291,27 @@ class StyleProblem:
             if progress is not None:
                 progress(1)
         return thetas, betas, "exact refit per round, warm-started"
+
+    def sandwich(self, fit: StyleFit, reference: int | None = None) -> FloatArray:
+        """Robust covariance H^-1 J H^-1 of (theta, beta): theta summing to zero,
+        or with contender `reference` held fixed (an anchored leaderboard)."""
+        n, k = self.n, self.k
+        params = np.r_[fit.theta, fit.beta]
+        _, hess = self._derivatives(params, self.weight)
+        resid2 = (expit(self._margin(params)) - self.y) ** 2
+        if self.weight is not None:
+            resid2 *= self.weight
+        meat = self._hessian(self._per_pair(resid2, self.design.shape[1]))
+        meat[np.arange(n), np.arange(n)] -= self.ridge
+        ref = 0 if reference is None else reference
+        keep = np.r_[np.arange(n) != ref, np.ones(k, dtype=bool)]
+        bread = np.linalg.pinv(hess[np.ix_(keep, keep)])  # pinv: a feature that never varies has no curvature
+        reduced = bread @ meat[np.ix_(keep, keep)] @ bread
+        embed = np.zeros((n + k, n + k - 1))
+        embed[keep, :] = np.eye(n + k - 1)
+        if reference is None:
+            embed[:n] -= embed[:n].mean(axis=0, keepdims=True)
+        return embed @ reduced @ embed.T
 
     # -- passes over the battles ---------------------------------------------
 

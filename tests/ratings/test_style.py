@@ -148,3 +148,27 @@ class TestStyleFit:
         first = problem.bootstrap(full, 5, seed=1)
         second = problem.bootstrap(full, 5, seed=1)
         assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])
+
+
+class TestStyleIntervals:
+    def test_95_percent_intervals_of_the_style_effect_cover_the_truth(self):
+        effect = np.array([0.5, 0.1, -0.15, -0.1, 0.06])
+        strengths = np.array([-0.4, 0.0, 0.3, 0.6])
+        covered = trials = 0
+        for seed in range(120):
+            a, b, y, z = style_data(500 + seed, 1500, effect, strengths)
+            problem = StyleProblem(a, b, y, z, 4)
+            fit = problem.fit()
+            half = 1.96 * np.sqrt(np.diag(problem.sandwich(fit))[4:])
+            covered += int(((fit.beta - half <= effect) & (effect <= fit.beta + half)).sum())
+            trials += 5
+        assert 0.90 <= covered / trials <= 0.99
+
+    def test_sandwich_and_bootstrap_agree_on_width(self):
+        a, b, y, z = style_data(6, 8000, np.array([0.5, 0.1, -0.15, -0.1, 0.06]), np.array([-0.4, 0.0, 0.3, 0.6]))
+        problem = StyleProblem(a, b, y, z, 4)
+        fit = problem.fit()
+        sandwich = 1.96 * np.sqrt(np.diag(problem.sandwich(fit))[4:])
+        _, betas, _ = problem.bootstrap(fit, 150, seed=2)
+        low, high = np.percentile(betas, [2.5, 97.5], axis=0)
+        assert (high - low) / 2 == pytest.approx(sandwich, rel=0.3)
