@@ -408,41 +408,44 @@ class StyleProblem:
         draws = _ChunkedMultinomial(self.size, self.weight)
         rngs = [np.random.default_rng(c) for c in children]
         landing = np.stack([draws.landing(g) for g in rngs])
-        per_pair = np.zeros((rounds, self.pairs))
-        pair_curvature = np.zeros((rounds, self.pairs))
-        pair_cross = np.zeros((k, rounds, self.pairs))
+        # per pair and round: sums of W [r, h, h z] (gradient, curvature, cross terms)
+        per_pair = np.zeros((self.pairs, rounds, 2 + k))
         style_grad = np.zeros((rounds, k))
-        zt = np.ascontiguousarray(self.z.T)
-        widest = max((e - s for s, e in draws.spans), default=0)
-        buffers = (np.empty((rounds, widest)), np.empty((rounds, widest)))
         for c, (s, e) in enumerate(draws.spans):
             w = np.empty((rounds, e - s))
             for i, g in enumerate(rngs):
                 w[i] = draws.chunk(g, c, landing[i, c])
             style_grad += w @ (self.z[s:e] * r[s:e, None])
-            # pair segments overlapping this chunk, as offsets into it
+            local = np.empty((e - s, 2 + k))
+            local[:, 0] = r[s:e]
+            local[:, 1] = h[s:e]
+            np.multiply(self.z[s:e], h[s:e, None], out=local[:, 2:])
+            # pair segments overlapping this chunk: one small matrix product each,
+            # which BLAS does far faster than segment sums of (rounds x chunk) products
             first = int(np.searchsorted(self.indptr, s, side="right")) - 1
             last = int(np.searchsorted(self.indptr, e, side="left"))
-            cuts = np.clip(self.indptr[first:last], s, e) - s
-            weighted = np.multiply(w, h[s:e], out=buffers[0][:, : e - s])
-            pair_curvature[:, first:last] += np.add.reduceat(weighted, cuts, axis=1)
-            for j in range(k):
-                crossed = np.multiply(weighted, zt[j, s:e], out=buffers[1][:, : e - s])
-                pair_cross[j, :, first:last] += np.add.reduceat(crossed, cuts, axis=1)
-            np.multiply(w, r[s:e], out=w)
-            per_pair[:, first:last] += np.add.reduceat(w, cuts, axis=1)
+            bounds = (np.clip(self.indptr[first : last + 1], s, e) - s).tolist()
+            block = np.empty((last - first, rounds, 2 + k))
+            for j, (lo, hi) in enumerate(pairwise(bounds)):
+                np.matmul(w[:, lo:hi], local[lo:hi], out=block[j])
+            per_pair[first:last] += block
             if progress is not None:
                 progress(0)
         grads = np.empty((rounds, n + k))
-        grads[:, :n] = _scatter_pairs(per_pair, self.pa, n) - _scatter_pairs(per_pair, self.pb, n)
+        grad_pairs = per_pair[:, :, 0].T
+        grads[:, :n] = _scatter_pairs(grad_pairs, self.pa, n) - _scatter_pairs(grad_pairs, self.pb, n)
         grads[:, :n] += self.ridge * full.theta
         grads[:, n:] = style_grad
         # each round's own contender and contender-by-style curvature; only the
         # 5 x 5 style block stays at its full-data value (measured: it barely moves)
-        cross = np.stack([_scatter_pairs(pair_cross[j], self.pa, n) - _scatter_pairs(pair_cross[j], self.pb, n) for j in range(k)], axis=2)
+        curvature = per_pair[:, :, 1].T
+        cross = np.stack(
+            [_scatter_pairs(per_pair[:, :, 2 + j].T, self.pa, n) - _scatter_pairs(per_pair[:, :, 2 + j].T, self.pb, n) for j in range(k)],
+            axis=2,
+        )
         steps = np.empty_like(grads)
         for i in range(rounds):
-            hess[:n, :n] = _pair_laplacian(self.pa, self.pb, pair_curvature[i], n) + self.ridge * np.eye(n)
+            hess[:n, :n] = _pair_laplacian(self.pa, self.pb, curvature[i], n) + self.ridge * np.eye(n)
             hess[:n, n:] = cross[i]
             hess[n:, :n] = cross[i].T
             steps[i] = self._solve(grads[i], hess)
