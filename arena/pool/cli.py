@@ -1,0 +1,95 @@
+"""`arena models`: the pool with its sampling weights, status and votes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from arena.config import PoolConfig
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "models",
+        help="list the pool: provider, model, weight, gate, status and votes",
+        description="List the contenders of the pool file (ARENA_CONFIG) with their effective sampling weight "
+        "and vote counts from the database. Outage cool-downs live in each server process's memory; this "
+        "command shows the configuration's view (a contender with weight 0 is 'excluded').",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per contender instead of a table")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from arena.config import Settings
+
+    settings = Settings()
+    pool = settings.pool
+    counts, problem = _vote_counts(settings.resolved_database_url)
+    if problem:
+        print(f"arena models: vote counts unavailable ({problem}); run `arena db upgrade`?", file=sys.stderr)
+    rows = pool_rows(pool, counts)
+    if args.json:
+        for row in rows:
+            print(json.dumps(row, ensure_ascii=False))
+    else:
+        print(_table(rows))
+    return 0
+
+
+def pool_rows(pool: PoolConfig, vote_counts: dict[str, int] | None, policy: Any = None) -> list[dict[str, Any]]:
+    """One row per contender; pass the live `PoolPolicy` to show its cool-downs."""
+    from arena.pool.policy import PoolPolicy
+
+    policy = policy or PoolPolicy.from_config(pool)
+    weights = policy.effective_weights(vote_counts or {})
+    rows = []
+    for c in pool.contenders:
+        status = "excluded (weight 0)" if weights[c.name] <= 0 else policy.status(c.name)
+        rows.append({
+            "name": c.name,
+            "provider": c.provider,
+            "model": c.model,
+            "weight": round(weights[c.name], 4),
+            "gate": c.gate,
+            "status": status,
+            "votes": None if vote_counts is None else vote_counts.get(c.name, 0),
+        })  # fmt: skip
+    return rows
+
+
+def _vote_counts(url: str) -> tuple[dict[str, int] | None, str]:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from arena.db.session import make_engine, make_sessionmaker
+    from arena.pool.counts import vote_counts
+
+    engine = make_engine(url)
+    try:
+        with make_sessionmaker(engine)() as session:
+            return vote_counts(session), ""
+    except SQLAlchemyError as exc:
+        return None, str(exc.orig if getattr(exc, "orig", None) else exc).splitlines()[0][:120]
+    finally:
+        engine.dispose()
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    headers = ["name", "provider", "model", "weight", "gate", "status", "votes"]
+    cells = [[_cell(row[h]) for h in headers] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "?"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
