@@ -1,8 +1,9 @@
 """What GATE's fixed policy changes in OCR recall, on GeoBrowse-format photos.
 
 For each Level 1 photo and each offline contender (`ocr-geolocator`,
-`ocr-geolocator+gate`) it prints the views read, the distinct text lines and
-characters read, the seconds taken (OCR of every view + ranking + answer),
+`ocr-geolocator+gate`) it prints the views read, the raw line reads over all
+views, the distinct text lines and characters left after merging and noise
+filtering, the seconds taken (OCR of every view + ranking + answer),
 the top-3 countries, and whether the gold country is among them: once from
 the photo alone (what OCR recall buys) and once with the question's hints.
 
@@ -42,6 +43,7 @@ class Row:
     photo: str
     contender: str
     views: int
+    reads: int  # lines read over all views, before merging and noise filtering
     lines: int
     chars: int
     seconds: float
@@ -100,6 +102,7 @@ async def run(data: Path, limit: int, engine: OcrEngine) -> list[Row]:
                 photo=path.name,
                 contender=contender.name,
                 views=views,
+                reads=len(read),
                 lines=len(merged),
                 chars=sum(len(ln.text) for ln in merged),
                 seconds=seconds,
@@ -126,12 +129,12 @@ def gold_countries(answer: str, gazetteer: Gazetteer) -> set[str]:
 
 def report(rows: list[Row], max_side: int) -> None:
     print(f"\nviews shrunk to at most {max_side} px before OCR")
-    print(f"{'contender':<22} {'photos':>6} {'lines':>6} {'chars':>6} {'s/photo':>8} {'top3 photo':>11} {'top3 +question':>15}")
+    print(f"{'contender':<22} {'photos':>6} {'reads':>6} {'lines':>6} {'chars':>6} {'s/photo':>8} {'top3 photo':>11} {'top3 +question':>15}")
     for name in dict.fromkeys(r.contender for r in rows):
         mine = [r for r in rows if r.contender == name]
         n = len(mine)
         print(
-            f"{name:<22} {n:>6} {sum(r.lines for r in mine):>6} {sum(r.chars for r in mine):>6} "
+            f"{name:<22} {n:>6} {sum(r.reads for r in mine):>6} {sum(r.lines for r in mine):>6} {sum(r.chars for r in mine):>6} "
             f"{sum(r.seconds for r in mine) / n:>8.2f} {sum(r.hit_photo for r in mine):>5}/{n:<5} "
             f"{sum(r.hit_question for r in mine):>9}/{n:<5}"
         )
@@ -150,7 +153,7 @@ def _photos(data: Path):
 
 def _line(r: Row) -> str:
     return (
-        f"{r.photo:<18} {r.contender:<22} views {r.views:>2}  lines {r.lines:>3}  chars {r.chars:>4}  "
+        f"{r.photo:<18} {r.contender:<22} views {r.views:>2}  reads {r.reads:>3}  lines {r.lines:>3}  chars {r.chars:>4}  "
         f"{r.seconds:6.2f}s  top3 {','.join(r.top3_photo) or '-':<9} (+q {','.join(r.top3_question) or '-':<9}) "
         f"gold {','.join(sorted(r.gold))}  {'HIT' if r.hit_photo else 'miss'}/{'HIT' if r.hit_question else 'miss'}"
     )

@@ -15,6 +15,11 @@ from arena.geo.scripts import detect_scripts
 
 MAX_LINES_SHOWN = 12
 MAX_REASONS_SHOWN = 4
+# What the shipped recognition model (PP-OCRv4, Chinese dictionary) can read.
+OCR_COVERAGE = (
+    "its OCR reads Chinese characters and the Latin alphabet only: "
+    "Korean, Japanese kana, Cyrillic, Thai or Arabic signs are invisible to it."
+)
 
 BASELINE_NOTE = (
     "> **Baseline contender** (offline OCR + GeoNames gazetteer, no vision-language "
@@ -48,7 +53,7 @@ def format_point(lat: float, lon: float) -> str:
 def _no_text(ranking: Ranking) -> str:
     text = (
         "**I can't place this photo.** I found no legible text in it, and without "
-        "text this baseline has no evidence to go on."
+        f"text this baseline has no evidence to go on. (Note that {OCR_COVERAGE})"
     )
     named = [e.match.places[0].label() for e in ranking.evidence if e.source == "question"]
     if named:
@@ -132,7 +137,8 @@ def _caveat(ranking: Ranking) -> str:
         parts.append(f"{len(ranking.ignored_lines)} low-confidence line(s) were not matched against the gazetteer.")
     parts.append(
         "Weights are heuristic (script prior + gazetteer evidence, favouring populous places), "
-        "not calibrated probabilities; this baseline cannot judge scenery, architecture or road markings."
+        "not calibrated probabilities; this baseline cannot judge scenery, architecture or road markings, "
+        f"and {OCR_COVERAGE}"
     )
     return "_" + " ".join(parts) + "_"
 
