@@ -97,8 +97,8 @@ def _evaluate(out: TextIO) -> int:
     classifier = shared_classifier()
     report = held_out_accuracy(classifier)
     out.write(f"offline gatekeeper, trained on {classifier.trained_on} prompts; held-out accuracy:\n")
-    for language, entry in sorted(report.items()):
-        out.write(f"  {language}  {entry['accuracy']:.3f}  ({entry['correct']}/{entry['n']})\n")
+    out.writelines(f"  {language}  {entry['accuracy']:.3f}  ({entry['correct']}/{entry['n']})\n"
+                   for language, entry in sorted(report.items()))
     total = sum(e["n"] for e in report.values())
     correct = sum(e["correct"] for e in report.values())
     out.write(f"  all {correct / total:.3f}  ({correct}/{total})\n")

@@ -62,7 +62,7 @@ class Gatekeeper:
         if self.mode == "llm" and self.judge is not None:
             try:
                 geographic, why = await self.judge.judge(text)
-            except Exception as exc:  # any failure: the offline model decides
+            except Exception as exc:  # noqa: BLE001 - any failure at all: the offline model decides
                 log.warning("gatekeeper LLM failed, using the offline classifier: %s", exc)
                 return self._offline_verdict(offline, text, f"offline (llm failed: {_short(exc)})")
             if geographic:

@@ -71,7 +71,8 @@ def _vote_counts(url: str) -> tuple[dict[str, int] | None, str]:
         with make_sessionmaker(engine)() as session:
             return vote_counts(session), ""
     except SQLAlchemyError as exc:
-        return None, str(exc.orig if getattr(exc, "orig", None) else exc).splitlines()[0][:120]
+        detail = getattr(exc, "orig", None) or exc
+        return None, (str(detail).splitlines() or [type(exc).__name__])[0][:120]
     finally:
         engine.dispose()
 

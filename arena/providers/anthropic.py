@@ -177,47 +177,53 @@ async def _read_events(messages: AsyncIterator[SSEMessage], who: str) -> AsyncIt
         if not isinstance(kind, str):
             raise ContenderError(f"{who}: the model server sent a malformed chunk.")
         if kind == "error":  # e.g. overloaded_error after the answer began
-            error = event.get("error") or {}
+            error = event.get("error")
+            if not isinstance(error, dict):
+                error = {"message": str(error or "")}
             raise ContenderError(
                 f"{who}: the model server reported an error mid-answer: "
                 f"{error.get('type', 'error')}: {str(error.get('message', ''))[:300]}",
                 retryable=True,
             )
-        if kind == "message_start":
-            usage = (event.get("message") or {}).get("usage") or {}
-            input_tokens = _int_or_none(usage.get("input_tokens"))
-            output_tokens = _int_or_none(usage.get("output_tokens"))
-        elif kind == "content_block_start":
-            block = event.get("content_block") or {}
-            if block.get("type") == "tool_use":
-                tools[int(event.get("index", 0))] = _ToolBlock(
-                    id=str(block.get("id", "")),
-                    name=str(block.get("name", "")),
-                    start_input=block.get("input") or {},
-                )
-            elif block.get("type") == "text" and block.get("text"):
-                yield TextDelta(block["text"])
-        elif kind == "content_block_delta":
-            delta = event.get("delta") or {}
-            if delta.get("type") == "text_delta" and delta.get("text"):
-                yield TextDelta(str(delta["text"]))
-            elif delta.get("type") == "input_json_delta":
-                block = tools.get(int(event.get("index", 0)))
-                if block is not None:
-                    block.parts.append(str(delta.get("partial_json", "")))
-            # thinking_delta / signature_delta / citations: not part of the answer
-        elif kind == "content_block_stop":
-            block = tools.pop(int(event.get("index", 0)), None)
-            if block is not None:
-                yield _tool_call(block)
-        elif kind == "message_delta":
-            usage = event.get("usage") or {}
-            if usage.get("output_tokens") is not None:
-                output_tokens = _int_or_none(usage.get("output_tokens"))
-            if usage.get("input_tokens") is not None:
+        try:
+            if kind == "message_start":
+                usage = (event.get("message") or {}).get("usage") or {}
                 input_tokens = _int_or_none(usage.get("input_tokens"))
-        elif kind == "message_stop":
-            finished = True
+                output_tokens = _int_or_none(usage.get("output_tokens"))
+            elif kind == "content_block_start":
+                content = event.get("content_block") or {}
+                if content.get("type") == "tool_use":
+                    tools[int(event.get("index", 0))] = _ToolBlock(
+                        id=str(content.get("id", "")),
+                        name=str(content.get("name", "")),
+                        start_input=content.get("input") or {},
+                    )
+                elif content.get("type") == "text" and content.get("text"):
+                    yield TextDelta(str(content["text"]))
+            elif kind == "content_block_delta":
+                delta = event.get("delta") or {}
+                if delta.get("type") == "text_delta" and delta.get("text"):
+                    yield TextDelta(str(delta["text"]))
+                elif delta.get("type") == "input_json_delta":
+                    pending = tools.get(int(event.get("index", 0)))
+                    if pending is not None:
+                        pending.parts.append(str(delta.get("partial_json", "")))
+                # thinking_delta / signature_delta / citations: not part of the answer
+            elif kind == "content_block_stop":
+                done = tools.pop(int(event.get("index", 0)), None)
+                if done is not None:
+                    yield _tool_call(done)
+            elif kind == "message_delta":
+                usage = event.get("usage") or {}
+                if usage.get("output_tokens") is not None:
+                    output_tokens = _int_or_none(usage.get("output_tokens"))
+                if usage.get("input_tokens") is not None:
+                    input_tokens = _int_or_none(usage.get("input_tokens"))
+            elif kind == "message_stop":
+                finished = True
+        except (ValueError, TypeError, AttributeError) as exc:  # a field of the wrong shape
+            raise ContenderError(f"{who}: the model server sent a malformed chunk.") from exc
+        if finished:
             break
     if not finished:
         raise ContenderError(f"{who}: the stream ended before the answer was complete.", retryable=True)

@@ -191,24 +191,24 @@ class GeminiChat:
                 raise ContenderError(
                     f"{who}: the model server reported an error mid-answer: {_error_detail(chunk)}", retryable=True
                 )
-            block = (chunk.get("promptFeedback") or {}).get("blockReason")
-            if block:
-                raise ContenderError(f"{who}: the API refused to answer this prompt (blocked: {block}).")
-            usage = chunk.get("usageMetadata") or usage
-            candidates = chunk.get("candidates") or []
-            if not candidates:
-                continue
-            candidate = candidates[0]
-            for part in (candidate.get("content") or {}).get("parts") or []:
-                if part.get("thought"):
-                    continue  # a thought summary, not the answer
-                if "functionCall" in part:
+            try:
+                block = (chunk.get("promptFeedback") or {}).get("blockReason")
+                if block:
+                    raise ContenderError(f"{who}: the API refused to answer this prompt (blocked: {block}).")
+                usage = chunk.get("usageMetadata") or usage
+                if not isinstance(usage, dict):
+                    raise TypeError("usageMetadata is not an object")
+                candidates = chunk.get("candidates") or []
+                candidate = candidates[0] if candidates else {}
+                parts = (candidate.get("content") or {}).get("parts") or []
+                finish = candidate.get("finishReason") or finish
+                events = [self._part_event(part) for part in parts if not part.get("thought")]
+            except (ValueError, TypeError, AttributeError, IndexError) as exc:  # a field of the wrong shape
+                raise ContenderError(f"{who}: the model server sent a malformed chunk.") from exc
+            for event in events:
+                if event is not None:
                     wrote_anything = True
-                    yield self._tool_call(part)
-                elif part.get("text"):
-                    wrote_anything = True
-                    yield TextDelta(str(part["text"]))
-            finish = candidate.get("finishReason") or finish
+                    yield event
         if finish is None:
             raise ContenderError(f"{who}: the stream ended before the answer was complete.", retryable=True)
         if finish in _BLOCKED and not wrote_anything:
@@ -218,6 +218,14 @@ class GeminiChat:
                 input_tokens=_int_or_none(usage.get("promptTokenCount")),
                 output_tokens=_output_tokens(usage),
             )
+
+    def _part_event(self, part: dict[str, Any]) -> ChatEvent | None:
+        # A thought summary is skipped by the caller; text and function calls are the answer.
+        if "functionCall" in part:
+            return self._tool_call(part)
+        if part.get("text"):
+            return TextDelta(str(part["text"]))
+        return None
 
     def _tool_call(self, part: dict[str, Any]) -> ToolCall:
         call = part.get("functionCall") or {}

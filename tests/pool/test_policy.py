@@ -38,10 +38,10 @@ class TestDraw:
         w = {"a": 4.0, "b": 2.0, "c": 1.0, "d": 1.0}
         total = sum(w.values())
         expected: dict[frozenset[str], float] = {}
-        for x in w:
-            for y in w:
+        for x, wx in w.items():
+            for y, wy in w.items():
                 if x != y:
-                    p = w[x] / total * w[y] / (total - w[x])
+                    p = wx / total * wy / (total - wx)
                     key = frozenset((x, y))
                     expected[key] = expected.get(key, 0.0) + p
         n = 20000

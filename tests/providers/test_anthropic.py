@@ -340,6 +340,14 @@ class TestAnthropicErrors:
         with pytest.raises(ContenderError, match="malformed chunk"):
             await collect(claude(http, server.url), ASK)
 
+    async def test_valid_json_of_the_wrong_shape(self, server: Loopback, http: httpx.AsyncClient) -> None:
+        events = message(text_block(0, "x"))
+        events.insert(2, ("content_block_start", {"type": "content_block_start", "index": "first",
+                                                  "content_block": {"type": "tool_use", "id": "t", "name": "n"}}))
+        server.scripts.append(sse(events))
+        with pytest.raises(ContenderError, match="malformed chunk"):
+            await collect(claude(http, server.url), ASK)
+
     async def test_stall_is_cut_short(self, server: Loopback, http: httpx.AsyncClient) -> None:
         server.scripts.append(sse(message(text_block(0, "Thinking"))[:4], then="stall"))
         started = time.monotonic()

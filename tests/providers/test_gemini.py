@@ -307,6 +307,15 @@ class TestGeminiErrors:
         with pytest.raises(ContenderError, match="malformed chunk"):
             await collect(gemini(http, server.url), ASK)
 
+    @pytest.mark.parametrize("bad", [{"candidates": ["text"]}, {"candidates": [{"content": {"parts": [7]}}]},
+                                     {"candidates": [], "usageMetadata": "lots"}])
+    async def test_valid_json_of_the_wrong_shape(
+        self, server: Loopback, http: httpx.AsyncClient, bad: dict[str, Any]
+    ) -> None:
+        server.scripts.append(sse([chunk({"text": "Porto"}), bad, chunk(finish="STOP")]))
+        with pytest.raises(ContenderError, match="malformed chunk"):
+            await collect(gemini(http, server.url), ASK)
+
     async def test_stall_is_cut_short(self, server: Loopback, http: httpx.AsyncClient) -> None:
         server.scripts.append(sse([chunk({"text": "Por"})], then="stall"))
         started = time.monotonic()
