@@ -7,6 +7,10 @@ they arrive; `tool_use` blocks are assembled from their `input_json_delta`
 pieces and yielded as `ToolCall`s when the block closes; usage comes from
 `message_start` (input) and `message_delta` (output).
 
+With extended thinking on, the API wants a turn's thinking blocks (with
+their signatures) sent back in front of its `tool_use` blocks; a `ToolCall`
+has no room for them, so the client keeps them, keyed by the first call's id.
+
 The HTTP plumbing (connect-only retries, stall and total timeouts, the API's
 error message on 4xx/5xx) is shared with the other clients in
 `arena.providers.http`.
@@ -16,7 +20,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +43,7 @@ from arena.providers.registry import ProviderDeps, limits_of, register_chat
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
+_THINKING_KEPT = 4096
 
 
 @register_chat("anthropic")
@@ -68,6 +74,7 @@ class AnthropicChat:
     extra_body: dict[str, Any] = field(default_factory=dict)
     api_key: str | None = None  # tests and embedders may pass the key directly
     supports_tools: bool = True
+    _thinking: OrderedDict[str, list[dict[str, Any]]] = field(default_factory=OrderedDict, repr=False)
 
     async def chat(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()
@@ -78,20 +85,29 @@ class AnthropicChat:
             self.http, f"{self.base_url}/v1/messages",
             body=body, headers=self._headers(), limits=self.limits, who=who,
         ) as response:
-            async for event in _read_events(iter_sse(response, self.limits, who), who):
+            thinking: list[dict[str, Any]] = []
+            first_call = ""
+            async for event in _read_events(iter_sse(response, self.limits, who), who, thinking):
+                if isinstance(event, ToolCall) and not first_call:
+                    first_call = event.id
                 yield event
+        if thinking and first_call:
+            self._thinking[first_call] = thinking
+            while len(self._thinking) > _THINKING_KEPT:
+                self._thinking.popitem(last=False)
 
     def _request_body(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> dict[str, Any]:
         system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.limits.max_tokens,
-            "messages": to_anthropic_messages(messages),
+            "messages": to_anthropic_messages(messages, self._thinking),
             "stream": True,
         }
         if system:
             body["system"] = system
-        if self.limits.temperature is not None:
+        thinking_on = (self.extra_body.get("thinking") or {}).get("type") == "enabled"
+        if self.limits.temperature is not None and not thinking_on:  # the API refuses both together
             body["temperature"] = self.limits.temperature
         if tools:
             body["tools"] = [
@@ -112,7 +128,9 @@ class AnthropicChat:
         }
 
 
-def to_anthropic_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+def to_anthropic_messages(
+    messages: Sequence[ChatMessage], thinking: Mapping[str, list[dict[str, Any]]] | None = None
+) -> list[dict[str, Any]]:
     """Our chat history in the Messages API's shape.
 
     Tool results travel as `tool_result` blocks inside a *user* turn, and the
@@ -125,6 +143,8 @@ def to_anthropic_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any
             continue
         if m.role == "assistant":
             blocks: list[dict[str, Any]] = []
+            if m.tool_calls and thinking and m.tool_calls[0].id in thinking:
+                blocks += thinking[m.tool_calls[0].id]  # signed thinking goes first, unchanged
             if m.content:
                 blocks.append({"type": "text", "text": m.content})
             for call in m.tool_calls:
@@ -164,7 +184,13 @@ class _ToolBlock:
     start_input: dict[str, Any] = field(default_factory=dict)
 
 
-async def _read_events(messages: AsyncIterator[SSEMessage], who: str) -> AsyncIterator[ChatEvent]:
+async def _read_events(
+    messages: AsyncIterator[SSEMessage], who: str, thinking: list[dict[str, Any]] | None = None
+) -> AsyncIterator[ChatEvent]:
+    """Chat events from the SSE messages; the turn's thinking blocks are
+    appended to `thinking` for the next request."""
+    thinking = [] if thinking is None else thinking
+    thoughts: dict[int, dict[str, Any]] = {}
     input_tokens: int | None = None
     output_tokens: int | None = None
     tools: dict[int, _ToolBlock] = {}
@@ -200,6 +226,8 @@ async def _read_events(messages: AsyncIterator[SSEMessage], who: str) -> AsyncIt
                     )
                 elif content.get("type") == "text" and content.get("text"):
                     yield TextDelta(str(content["text"]))
+                elif content.get("type") in ("thinking", "redacted_thinking"):
+                    thoughts[int(event.get("index", 0))] = dict(content)
             elif kind == "content_block_delta":
                 delta = event.get("delta") or {}
                 if delta.get("type") == "text_delta" and delta.get("text"):
@@ -208,9 +236,17 @@ async def _read_events(messages: AsyncIterator[SSEMessage], who: str) -> AsyncIt
                     pending = tools.get(int(event.get("index", 0)))
                     if pending is not None:
                         pending.parts.append(str(delta.get("partial_json", "")))
-                # thinking_delta / signature_delta / citations: not part of the answer
+                elif delta.get("type") in ("thinking_delta", "signature_delta"):
+                    # not part of the answer, but sent back with the turn's tool calls
+                    thought = thoughts.get(int(event.get("index", 0)))
+                    if thought is not None:
+                        key = "thinking" if delta["type"] == "thinking_delta" else "signature"
+                        thought[key] = str(thought.get(key, "")) + str(delta.get(key, ""))
             elif kind == "content_block_stop":
-                done = tools.pop(int(event.get("index", 0)), None)
+                index = int(event.get("index", 0))
+                if index in thoughts:
+                    thinking.append(thoughts.pop(index))
+                done = tools.pop(index, None)
                 if done is not None:
                     yield _tool_call(done)
             elif kind == "message_delta":

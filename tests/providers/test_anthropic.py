@@ -297,6 +297,39 @@ class TestAnthropicTools:
                           "content": [{"type": "text", "text": "3 results"}]}  # fmt: skip
 
 
+class TestAnthropicThinking:
+    async def test_signed_thinking_goes_back_with_the_tool_calls(
+        self, server: Loopback, http: httpx.AsyncClient
+    ) -> None:
+        thinking_block: list[tuple[str, Any]] = [
+            ("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": {"type": "thinking", "thinking": ""}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "thinking_delta", "thinking": "The sign is Portuguese; "}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "thinking_delta", "thinking": "crop it."}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "signature_delta", "signature": "EqQBCgIYAhIM"}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ]  # fmt: skip
+        server.scripts.append(sse(message(thinking_block, tool_block(1, "toolu_9", "crop", '{"box": [0, 0, 1, 1]}'))))
+        chat = AnthropicChat(http=http, model="claude-test", base_url=server.url, limits=FAST, api_key="k",
+                             extra_body={"thinking": {"type": "enabled", "budget_tokens": 1024}})
+        events = await collect(chat, ASK, (CROP,))
+        assert not any(isinstance(e, TextDelta) for e in events)  # thinking is not the answer
+        call = next(e for e in events if isinstance(e, ToolCall))
+        assert "temperature" not in server.received[0].body  # refused by the API with thinking on
+
+        history = [*ASK, ChatMessage(role="assistant", tool_calls=(call,)),
+                   ChatMessage(role="tool", content="cropped", tool_call_id="toolu_9", name="crop")]
+        server.scripts.append(sse(message(text_block(0, "Lisbon."))))
+        await collect(chat, history, (CROP,))
+        assistant = server.received[1].body["messages"][1]
+        assert assistant["content"][0] == {"type": "thinking", "thinking": "The sign is Portuguese; crop it.",
+                                           "signature": "EqQBCgIYAhIM"}
+        assert assistant["content"][1]["type"] == "tool_use"
+
+
 class TestAnthropicErrors:
     @pytest.mark.parametrize(
         ("status", "kind", "words"),
