@@ -30,13 +30,15 @@ from arena.gatekeeper.offline import OfflineClassifier, shared_classifier
 log = logging.getLogger(__name__)
 
 Mode = Literal["offline", "llm", "off"]
+FALLBACK = "offline (llm fallback)"
 
 
 @dataclass(frozen=True)
 class Verdict:
     """`score` is the confidence that the prompt is geographic (0..1);
-    `classifier` names who decided: "offline", "llm:<model>",
-    "offline (llm failed: ...)" or "off"."""
+    `classifier` names who decided, as a short stable key (fit for counting
+    rejections by): "offline", "llm:<model>", "offline (llm fallback)",
+    "empty" or "off".""""
 
     geographic: bool
     reason: str
@@ -63,8 +65,8 @@ class Gatekeeper:
             try:
                 geographic, why = await self.judge.judge(text)
             except Exception as exc:  # noqa: BLE001 - any failure at all: the offline model decides
-                log.warning("gatekeeper LLM failed, using the offline classifier: %s", exc)
-                return self._offline_verdict(offline, text, f"offline (llm failed: {_short(exc)})")
+                log.warning("gatekeeper LLM failed, using the offline classifier: %s", _short(exc))
+                return self._offline_verdict(offline, text, FALLBACK)
             if geographic:
                 return Verdict(True, why, 1.0, self.judge.name)
             return Verdict(False, rejection_message(offline.language(text)), 0.0, self.judge.name)
