@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from arena.db.tables import Battle, Image, Response, Vote
@@ -168,54 +168,59 @@ def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str],
     shas = {r.get("image_sha256") or NO_IMAGE_SHA256 for r in rows} - seen_images
     if shas:
         stored = set(session.scalars(select(Image.sha256).where(Image.sha256.in_(list(shas)))))
-        for sha in sorted(shas - stored):
-            # the export carries the image's hash, not its pixels: a placeholder row
-            session.add(Image(sha256=sha, width=0, height=0, size_bytes=0))
+        missing = sorted(shas - stored)
+        if missing:
+            # the export carries the image's hash, not its pixels: placeholder rows
+            session.execute(insert(Image), [{"sha256": sha, "width": 0, "height": 0, "size_bytes": 0} for sha in missing])
         seen_images.update(shas)
-        session.flush()
+    battles: list[dict[str, Any]] = []
+    sides: list[dict[str, Any]] = []
+    votes: list[dict[str, Any]] = []
     for battle_id, row in ids.items():
         if battle_id in existing:
             result.already_present += 1
             continue
         voted_at = datetime.fromtimestamp(float(row.get("tstamp") or 0.0), UTC)
-        battle = Battle(
-            id=battle_id,
-            created_at=voted_at,
-            updated_at=voted_at,
-            prompt=row.get("prompt") or "",
-            image_sha256=row.get("image_sha256") or NO_IMAGE_SHA256,
-            model_a=row["model_a"],
-            model_b=row["model_b"],
-            status=row.get("battle_status") or "voted",
-            language=row.get("language_code"),
-            categories=list(row.get("categories") or []),
-            flags=list(row.get("flags") or []),
-        )
-        session.add(battle)
+        battles.append({
+            "id": battle_id,
+            "created_at": voted_at,
+            "updated_at": voted_at,
+            "prompt": row.get("prompt") or "",
+            "image_sha256": row.get("image_sha256") or NO_IMAGE_SHA256,
+            "model_a": row["model_a"],
+            "model_b": row["model_b"],
+            "status": row.get("battle_status") or "voted",
+            "language": row.get("language_code"),
+            "categories": list(row.get("categories") or []),
+            "flags": list(row.get("flags") or []),
+            "client_hash": "",
+        })
         for side in ("a", "b"):
-            session.add(
-                Response(
-                    battle_id=battle_id,
-                    side=side,
-                    contender=row[f"model_{side}"],
-                    gate=bool(row.get(f"gate_{side}") or False),
-                    # the file says only whether both finished: record a failure on side b
-                    status="error" if side == "b" and row.get("sides_done") is False else "done",
-                    text=row.get(f"answer_{side}") or "",
-                    output_tokens=(row.get("conv_metadata") or {}).get(f"sum_assistant_{side}_tokens"),
-                    finished_at=voted_at,
-                )
-            )
-        session.add(
-            Vote(
-                battle_id=battle_id,
-                choice=WINNERS[row["winner"]],
-                voter_hash=(row.get("judge") or "")[:64],
-                created_at=voted_at,
-            )
-        )
+            sides.append({
+                "battle_id": battle_id,
+                "side": side,
+                "contender": row[f"model_{side}"],
+                "gate": bool(row.get(f"gate_{side}") or False),
+                # the file says only whether both finished: record a failure on side b
+                "status": "error" if side == "b" and row.get("sides_done") is False else "done",
+                "text": row.get(f"answer_{side}") or "",
+                "error": None,
+                "output_tokens": (row.get("conv_metadata") or {}).get(f"sum_assistant_{side}_tokens"),
+                "trajectory": [],
+                "finished_at": voted_at,
+            })
+        votes.append({
+            "battle_id": battle_id,
+            "choice": WINNERS[row["winner"]],
+            "voter_hash": (row.get("judge") or "")[:64],
+            "created_at": voted_at,
+        })
         result.imported += 1
-    session.flush()
+    # Core inserts in batches: no ORM identity map growing with a million rows
+    if battles:
+        session.execute(insert(Battle), battles)
+        session.execute(insert(Response), sides)
+        session.execute(insert(Vote), votes)
 
 
 def _battle_id(row: dict[str, Any]) -> str:
