@@ -38,7 +38,7 @@ class Verdict:
     """`score` is the confidence that the prompt is geographic (0..1);
     `classifier` names who decided, as a short stable key (fit for counting
     rejections by): "offline", "llm:<model>", "offline (llm fallback)",
-    "empty" or "off".""""
+    "empty" or "off"."""
 
     geographic: bool
     reason: str
