@@ -55,6 +55,9 @@ _LATIN_REGION_WORDS = {
     "autonomous", "special", "administrative", "sar", "do", "teukbyeolsi", "gwangyeoksi",
 }
 
+# Subdivisions that ISO 3166-1 also lists as countries (HK, MO, TW).
+_ALSO_COUNTRIES = frozenset({"CN-HK", "CN-MO", "CN-TW"})
+
 # Everyday words on signs and screens that are also names of some town.
 _SIGN_WORDS = frozenset((
     "police", "hotel", "bank", "park", "street", "road", "avenue", "center", "centre", "station", "exit", "stop", "open",
@@ -91,9 +94,11 @@ class Place:
     def label(self) -> str:
         """`Anshun, Guizhou, China` / `Guizhou, China` / `China`."""
         parts = [self.name]
-        if self.kind == "city" and self.region:
+        if fold(self.name) == fold(self.country_name):
+            return self.name  # city-states: "Singapore", "Hong Kong"
+        if self.kind == "city" and self.region and fold(self.region) not in (fold(self.name), fold(self.country_name)):
             parts.append(self.region)
-        if self.kind != "country":
+        if self.kind != "country" and self.country_name != self.name:
             parts.append(self.country_name)
         return ", ".join(parts)
 
@@ -327,6 +332,8 @@ def _load_regions(cities: list[tuple[Place, set[str]]]) -> tuple[list[Place], di
     for sub in pycountry.subdivisions:
         if getattr(sub, "parent_code", None):
             continue  # only first-level regions: provinces, states, prefectures
+        if sub.code in _ALSO_COUNTRIES:
+            continue  # ISO 3166 lists these twice; the country entry has the cities
         cc = sub.country_code
         inside = members.get((cc, _region_key(sub.name)), [])
         lat, lon = _representative_point(inside)

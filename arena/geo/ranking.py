@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from arena.geo.gazetteer import Gazetteer, Match, Place
+from arena.geo.gazetteer import Gazetteer, Match, Place, fold
 from arena.geo.scripts import ScriptReport, detect_scripts
 
 EvidenceSource = Literal["photo", "question"]
@@ -124,14 +124,14 @@ def _score(
 ) -> list[Candidate]:
     priors = scripts.priors
     country_score: dict[str, float] = defaultdict(float)
-    reasons: dict[str, list[str]] = defaultdict(list)
+    reasons: dict[str, list[tuple[float, str]]] = defaultdict(list)
     place_score: dict[str, float] = defaultdict(float)
     places: dict[str, Place] = {}
 
     hint = ", ".join(scripts.hints) or ", ".join(scripts.counts)
     for cc, weight in priors.items():
         country_score[cc] += prior_weight * weight
-        reasons[cc].append(f"script prior {weight:.2f} ({hint})")
+        reasons[cc].append((prior_weight * weight, f"script prior {weight:.2f} ({hint})"))
 
     for ev in evidence:
         shares = _spread(ev.match.places[:_PLACES_PER_NAME], priors)
@@ -142,7 +142,7 @@ def _score(
             places[place.key] = place
             where = "the question" if ev.source == "question" else "the photo"
             reasons[place.country_code].append(
-                f"“{ev.match.text}” in {where} names {place.label()} ({place.kind}) +{amount:.2f}"
+                (amount, f"“{ev.match.text}” in {where} names {place.label()} ({place.kind}) +{amount:.2f}")
             )
 
     ranked = sorted(country_score.items(), key=lambda kv: -kv[1])
@@ -153,9 +153,22 @@ def _score(
         if country is None or score <= 0:
             continue
         inside = [places[k] for k in place_score if places[k].country_code == cc and places[k].kind != "country"]
-        best = max(inside, key=lambda p: (place_score[p.key], p.kind == "city"), default=country)
-        candidates.append(Candidate(country, best, round(score, 3), round(score / total, 3), reasons[cc]))
+        support = _with_region_support(inside, place_score)
+        best = max(inside, key=lambda p: (support[p.key], p.kind == "city"), default=country)
+        ordered = [text for _, text in sorted(reasons[cc], key=lambda r: -r[0])]
+        candidates.append(Candidate(country, best, round(score, 3), round(score / total, 3), ordered))
     return candidates
+
+
+def _with_region_support(inside: list[Place], place_score: dict[str, float]) -> dict[str, float]:
+    """A city read in a region that was also read ("吉林省长春市", or "São Paulo"
+    naming both the state and the city) carries the region's evidence too, so
+    the answer names the most specific place the text supports."""
+    regions = {fold(p.name): place_score[p.key] for p in inside if p.kind == "region"}
+    return {
+        p.key: place_score[p.key] + (regions.get(fold(p.region), 0.0) if p.kind == "city" else 0.0)
+        for p in inside
+    }
 
 
 def _spread(places: Sequence[Place], priors: dict[str, float]) -> list[tuple[Place, float]]:

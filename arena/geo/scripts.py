@@ -60,9 +60,11 @@ _RANGES: tuple[tuple[int, int, str], ...] = (
 # Characters whose simplified and traditional forms differ, written the way
 # signs write them. A handful is enough to tell the two standards apart.
 _SIMPLIFIED = set("国东车门区广华马龙电铁会体说买卖长来时书为发么们这过还进运动关开间问"
-                  "阳阴页顺乐汉语学湾岛县乡镇陆桥厂场县际务业医药银饭馆")
+                  "阳阴页顺乐汉语学湾岛县乡镇陆桥厂场际务业医药银饭馆"
+                  "价厅园号线转欢临营点楼处总标")
 _TRADITIONAL = set("國東車門區廣華馬龍電鐵會體說買賣長來時書為發麼們這過還進運動關開間問"
-                   "陽陰頁順樂漢語學灣島縣鄉鎮陸橋廠場縣際務業醫藥銀飯館")
+                   "陽陰頁順樂漢語學灣島縣鄉鎮陸橋廠場際務業醫藥銀飯館"
+                   "價廳園號線轉歡臨營點樓處總標臺")
 
 # Country weights per script; they need not sum to one (the rest is "elsewhere").
 SCRIPT_PRIORS: dict[str, dict[str, float]] = {

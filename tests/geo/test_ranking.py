@@ -54,3 +54,22 @@ class TestRankPlaces:
         ranking = rank_places([TextLine("서울특별시", 0.99)], gazetteer)
         assert ranking.candidates[0].country.country_code == "KR"
         assert 0 < sum(c.share for c in ranking.candidates) < 1
+
+    @pytest.mark.parametrize(
+        ("line", "label", "country"),
+        [
+            ("臺北市政府", "Taipei, Taiwan", "TW"),  # traditional forms + a city
+            ("香港", "Hong Kong", "HK"),  # a city-state, not a region of China
+            ("São Paulo", "São Paulo, Brazil", "BR"),  # both state and city: the city wins
+            ("吉林省长春市", "Changchun, Jilin, China", "CN"),  # region + city in it
+        ],
+    )
+    def test_most_specific_place_the_text_supports(self, gazetteer: Gazetteer, line: str, label: str, country: str) -> None:
+        top = rank_places([TextLine(line, 0.95)], gazetteer).candidates[0]
+        assert (top.place.label(), top.country.country_code) == (label, country)
+        assert top.place.kind == "city" and not top.point_is_country_centre
+
+    def test_reasons_strongest_first(self, gazetteer: Gazetteer) -> None:
+        top = rank_places([TextLine("吉林省长春市", 0.95)], gazetteer).candidates[0]
+        amounts = [float(r.rsplit("+", 1)[1]) for r in top.reasons if "+" in r]
+        assert amounts == sorted(amounts, reverse=True)
