@@ -25,6 +25,7 @@ from arena.battles.events import KEEP_ALIVE, BattleEvent
 from arena.db.tables import Battle, Image, utcnow
 from arena.images.store import ImageStore
 from arena.providers.base import Contender, ContenderError, ContenderImage, TextDelta, ToolStep, Usage
+from arena.ratings.style import style_features
 from arena.web.markdown import render_markdown
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,7 @@ class _Side:
     usage: Usage = field(default_factory=Usage)
     status: str = "pending"
     error: str | None = None
+    style: dict[str, Any] | None = None
     started: float = 0.0
     latency_ms: int | None = None
     last_flush: float = 0.0
@@ -233,6 +235,7 @@ class BattleRun:
             return
         side.status = "done"
         side.latency_ms = int((time.monotonic() - side.started) * 1000)
+        side.style = style_features("".join(side.text))
         await asyncio.to_thread(self._persist_side, side)
         self._report(side, ok=True)
         html = render_markdown("".join(side.text))
@@ -294,7 +297,7 @@ class BattleRun:
             values.update(
                 text="".join(side.text), error=side.error, latency_ms=side.latency_ms,
                 input_tokens=side.usage.input_tokens, output_tokens=side.usage.output_tokens,
-                trajectory=side.steps, finished_at=utcnow(),
+                trajectory=side.steps, style=side.style, finished_at=utcnow(),
             )
         with self.runs.sessions.begin() as session:
             repository.update_response(session, self.battle_id, side.side, **values)

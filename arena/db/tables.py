@@ -113,6 +113,9 @@ class Response(Base):
     input_tokens: Mapped[int | None] = mapped_column(Integer)
     output_tokens: Mapped[int | None] = mapped_column(Integer)
     trajectory: Mapped[list[Any]] = mapped_column(default=list)
+    # style counts of the final answer (arena.ratings.style), kept so the
+    # rating job never re-parses answers and imported votes keep theirs
+    style: Mapped[dict[str, Any] | None] = mapped_column()
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 

@@ -19,7 +19,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from arena.db.tables import Battle, Image, Response, Vote
-from arena.export.format import WINNERS, ExportVote, to_row
+from arena.export.format import WINNERS, ExportVote, side_counts, to_row
 from arena.ratings.style import style_features
 
 PAGE = 1000
@@ -36,6 +36,10 @@ class Side:
     gate: bool
     status: str
     text: str
+    style: dict[str, Any] | None = None  # stored counts; None: count them from `text`
+
+    def counts(self) -> dict[str, Any]:
+        return self.style if self.style is not None else style_features(self.text)
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,8 @@ VOTE_COLUMNS = (
     Vote.id, Vote.choice, Vote.voter_hash, Vote.created_at, Battle.id, Battle.prompt, Battle.image_sha256,
     Battle.model_a, Battle.model_b, Battle.status, Battle.language, Battle.categories, Battle.flags,
 )
-SIDE_COLUMNS = (Response.battle_id, Response.side, Response.id, Response.contender, Response.gate, Response.status, Response.text)
+SIDE_COLUMNS = (Response.battle_id, Response.side, Response.id, Response.contender, Response.gate, Response.status, Response.text,
+                Response.style)
 
 
 def iter_voted_battles(session: Session, *, since: datetime | None = None, page: int = PAGE) -> Iterator[VotedBattle]:
@@ -83,8 +88,8 @@ def iter_voted_battles(session: Session, *, since: datetime | None = None, page:
             return
         ids = [row[4] for row in rows]
         sides = {
-            (battle_id, side): Side(rid, contender, bool(gate), status, text or "")
-            for battle_id, side, rid, contender, gate, status, text in session.execute(
+            (battle_id, side): Side(rid, contender, bool(gate), status, text or "", style)
+            for battle_id, side, rid, contender, gate, status, text, style in session.execute(
                 select(*SIDE_COLUMNS).where(Response.battle_id.in_(ids))
             )
         }
@@ -121,8 +126,8 @@ def export_vote(item: VotedBattle, *, answers: bool = False) -> ExportVote:
         gate_b=item.side_b.gate if item.side_b else False,
         battle_status=item.status,
         sides_done=item.sides_done,
-        counts_a=style_features(text_a),
-        counts_b=style_features(text_b),
+        counts_a=item.side_a.counts() if item.side_a else style_features(""),
+        counts_b=item.side_b.counts() if item.side_b else style_features(""),
         answer_a=text_a if answers else None,
         answer_b=text_b if answers else None,
     )
@@ -207,6 +212,7 @@ def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str],
                 "error": None,
                 "output_tokens": (row.get("conv_metadata") or {}).get(f"sum_assistant_{side}_tokens"),
                 "trajectory": [],
+                "style": side_counts(row, side) if _has_style(row) else None,
                 "finished_at": voted_at,
             })
         votes.append({
@@ -234,3 +240,8 @@ def _battle_id(row: dict[str, Any]) -> str:
 
 def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _has_style(row: dict[str, Any]) -> bool:
+    """Whether a row carries style counts (FastChat's conv_metadata or our gps fields)."""
+    return bool(row.get("conv_metadata")) or any(f"gps_count_{s}" in row for s in "ab")

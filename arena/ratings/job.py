@@ -27,7 +27,7 @@ from arena.ratings.leaderboard import (
     VoteLogBuilder,
     build_snapshot,
 )
-from arena.ratings.style import feature_vector, style_features
+from arena.ratings.style import feature_vector
 
 FeatureCache = dict[int, tuple[float, ...]]
 
@@ -152,7 +152,7 @@ def latest_snapshot(session: Session) -> dict[str, Any] | None:
 def _features(response: Side, cache: FeatureCache) -> tuple[float, ...]:
     found = cache.get(response.id)
     if found is None:
-        found = cache[response.id] = feature_vector(style_features(response.text or ""))
+        found = cache[response.id] = feature_vector(response.counts())
     return found
 
 

@@ -110,6 +110,9 @@ class TestBattleEvents:
             assert all("Paris" in r.text for r in responses)
             assert all(r.input_tokens == 812 and r.output_tokens == 57 for r in responses)
             assert all(r.latency_ms is not None for r in responses)
+            # style counts of the final answer are stored for the rating job
+            assert all(r.style["gps_count"] == 1 and r.style["header_count"]["h2"] == 1 for r in responses)
+            assert all(r.style["list_count"]["unordered"] == 2 for r in responses)
 
     async def test_contenders_see_the_prompt_and_clean_image(self, client, openai_server, photo_bytes):
         _, server = openai_server
