@@ -54,8 +54,8 @@ GEO_CONCEPTS: dict[str, str] = {
     "| ar: قارة أوروبا آسيا أفريقيا أمريكا نصف_الكرة خط_الاستواء استوائي | pt: continente europa ásia áfrica américa "
     "hemisfério equador trópic",
     "latitude": "en: latitude longitude north= south= northern southern arctic polar | zh: 纬度 经度 北方 南方 北极 南极 "
-    "| ja: 緯度 経度 北極 南極 | ko: 위도 경도 북극 남극 | es: latitud longitud norte= sur_de polar ártic | fr: latitude longitude nord= sud= polaire arctique | de: breitengrad "
-    "längengrad norden süden polarkreis arktis | ru: широт долгот север юг полярн арктик | ar: خط_العرض خط_الطول الشمال الجنوب القطب | pt: latitude longitude "
+    "| ja: 緯度 経度 北極 南極 | ko: 위도 경도 북극 남극 | es: latitud longitud norte= sur_de polar ártic | fr: latitude longitude nord= sud= polaire arctique | de: breitengrad breite= "
+    "längengrad norden süden polarkreis arktis | ru: широт долгот север юг полярн арктик | ar: خط_العرض خط_الطول خط_عرض خط_طول الشمال الجنوب القطب | pt: latitude longitude "
     "norte= sul= polar ártic",
     "map": "en: map= maps= pin_this satellite aerial bird's-eye | zh: 地图 卫星 航拍 鸟瞰 | ja: 地図 衛星 空撮 上空 "
     "| ko: 지도 위성 항공 | es: mapa satélite aérea | fr: carte= satellite aérienne | de: karte= landkarte satellit luftbild vogelperspektive "
@@ -202,7 +202,7 @@ alps alpes alpen альп アルプス 阿尔卑斯 알프스 الألب | andes
 | central_asia asie_centrale zentralasien asia_central ásia_central средн_ази центральн_ази 中央アジア 中亚 중앙아시아 آسيا_الوسطى
 | southeast_asia asie_du_sud-est südostasien sudeste_asiático юго-восточн_ази 東南アジア 东南亚 동남아 جنوب_شرق_آسيا
 | eastern_europe europe_de_l'est osteuropa europa_del_este leste_europeu восточн_европ 東ヨーロッパ 东欧 동유럽 أوروبا_الشرقية
-| kamchatka камчатк カムチャツカ 堪察加 캄차카 | dolomites dolomiten dolomiti доломит | tyrol tirol тирол | 新疆 西藏 青海 内蒙古 东北 广西 贵州 湖南 湖北 河南 河北 山东 山西 陕西 甘肃 宁夏 江苏 浙江 安徽 江西 福建 海南 台湾 香港 澳门 | outback アウトバック 内陆 아웃백 | steppe степ | savanna savane savanne sabana savana саванн サバンナ 稀树草原 사바나 السافانا
+| kamchatka камчатк カムチャツカ 堪察加 캄차카 | dolomites dolomiten dolomiti доломит | tyrol tirol тирол | 新疆 西藏 青海 内蒙古 东北 广西 贵州 湖南 湖北 河南 河北 山东 山西 陕西 甘肃 宁夏 江苏 浙江 安徽 江西 福建 海南 台湾 香港 澳门 | rift_valley grand_rift graben рифтов 地溝帯 大裂谷 지구대 الوادي_المتصدع | outback アウトバック 内陆 아웃백 | steppe степ | savanna savane savanne sabana savana саванн サバンナ 稀树草原 사바나 السافانا
 | kilimanjaro kilimandjaro kilimandscharo килиманджаро キリマンジャロ 乞力马扎罗 킬리만자로 كليمنجارو
 | everest эверест エベレスト 珠穆朗玛 에베레스트 إيفرست | rockies rocheuses rocky_mountains скалист ロッキー 落基山 로키
 | baikal байкал バイカル 贝加尔 바이칼 بايكال | nile nil нил ナイル 尼罗河 나일 النيل | danube donau danubio дунай ドナウ 多瑙河 도나우
