@@ -31,6 +31,7 @@ from arena.providers.baselines import (
     GeolocatorOptions,
     OcrGeolocator,
     OcrLine,
+    _warm_up,
     merge_lines,
     shared_engine,
 )
@@ -234,6 +235,9 @@ class TestRegistration:
         assert isinstance(plain, OcrGeolocator) and isinstance(gated, OcrGeolocator)
         assert (plain.gate, gated.gate) == (False, True)
         assert gated.images is not None and plain.engine is gated.engine
+        warm_up = _warm_up(plain.engine)  # started by the build, once per process
+        warm_up.join(timeout=60)
+        assert not warm_up.is_alive() and plain.engine.loaded
 
     async def test_options_tune_thresholds(self, tmp_path: Path) -> None:
         cfg = ContenderConfig(name="strict", provider="baseline", model="ocr-geolocator",

@@ -8,7 +8,11 @@ show them as tool steps. `options` may tune `min_confidence`, `prior_weight`,
 
 from __future__ import annotations
 
+import threading
+from functools import cache
+
 from arena.config import ContenderConfig
+from arena.geo.gazetteer import load_gazetteer
 from arena.providers.baselines.geolocator import (
     GeolocatorOptions,
     OcrGeolocator,
@@ -29,10 +33,26 @@ def build_baseline(cfg: ContenderConfig, deps: ProviderDeps) -> OcrGeolocator:
         raise ValueError(
             f"contender {cfg.name!r}: unknown baseline model {cfg.model!r} (known: {', '.join(BASELINE_MODELS)})"
         )
+    engine = shared_engine()
+    _warm_up(engine)
     return OcrGeolocator(
         name=cfg.name,
-        engine=shared_engine(),
+        engine=engine,
         images=deps.images,
         gate=cfg.gate,
         options=GeolocatorOptions.from_options(cfg.options),
     )
+
+
+@cache  # once per process, however many baseline contenders the pool has
+def _warm_up(engine: OcrEngine) -> threading.Thread:
+    """Build the gazetteer and load the OCR models in the background, so the
+    first battle after start-up does not wait about five seconds for them."""
+
+    def work() -> None:
+        load_gazetteer()
+        engine.load()
+
+    thread = threading.Thread(target=work, name="baseline-warm-up", daemon=True)
+    thread.start()
+    return thread

@@ -46,12 +46,21 @@ class OcrEngine:
         self._lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ocr")
 
-    def read(self, image: Image.Image) -> list[OcrLine]:
-        """Blocking: the text lines of `image`, top to bottom."""
-        pixels, scale = self._prepare(image)
+    @property
+    def loaded(self) -> bool:
+        return self._engine is not None
+
+    def load(self) -> None:
+        """Load the models now (about a second) instead of on the first read."""
         with self._lock:
             if self._engine is None:
                 self._engine = _load_rapidocr(self.min_score)
+
+    def read(self, image: Image.Image) -> list[OcrLine]:
+        """Blocking: the text lines of `image`, top to bottom."""
+        pixels, scale = self._prepare(image)
+        self.load()
+        with self._lock:
             result, _elapsed = self._engine(pixels)
         lines = []
         for box, text, score in result or ():
