@@ -10,8 +10,8 @@ to a Latin letter on either side (Chinese and Japanese names match anywhere), so
 not inside "Claudette", while "GPT-4o", "gpt4" and "Claude-3" still do. A
 term ending in "#" only matches when a version number follows ("llama 3",
 "Llama-3.2", but not the animal). Phrases a geolocation answer uses
-innocently ("Google Maps", "Street View", "the mistral wind") are blanked
-out first.
+innocently ("Google Maps", "Street View", "the mistral wind") and links
+are blanked out first.
 
     [leaks]
     words = ["my-lab"]          # added to the defaults and the pool's own names/models
@@ -71,10 +71,14 @@ def find_identity_leaks(texts: Iterable[str], pool_config: PoolConfig) -> list[s
     for text in texts:
         if not text:
             continue
-        cleaned = matcher.ignore.sub(" ", text.lower())
+        cleaned = matcher.ignore.sub(" ", _URL.sub(" ", text.lower()))
         for match in matcher.terms.finditer(cleaned):
             found.add(_canonical(match.group(0)))
     return sorted(found)
+
+
+# Links (a search result on google.com, a map on openstreetmap.org) name sites, not the writer.
+_URL = re.compile(r"(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|ai|io|cn)\b(?:/\S*)?")
 
 
 class _Matcher:

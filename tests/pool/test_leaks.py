@@ -45,6 +45,7 @@ class TestFindIdentityLeaks:
             "The Phi Phi islands are in Krabi province.",
             "The ocr-geolocator found the word 'Lisboa'.",  # baselines are labelled anyway
             "The Amazon rainforest covers most of this region.",
+            "Source: https://www.google.com/maps/place/Porto and openai.com/research, www.anthropic.com",
         ],
     )
     def test_innocent_geography_is_not_a_leak(self, text: str) -> None:
