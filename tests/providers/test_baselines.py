@@ -127,6 +127,7 @@ class TestMergeLines:
             OcrLine("K", 0.97, (0, 0, 1, 1)),
             OcrLine("es", 0.90, (0, 0, 1, 1)),  # two Latin letters: texture, not writing
             OcrLine("北京", 0.90, (0, 0, 1, 1)),  # two Han characters: may be a city
+            OcrLine("C一", 0.90, (0, 0, 1, 1)),  # one of each: texture
             OcrLine("Qingdao Port", 0.80, (0, 0, 1, 1)),
             OcrLine("Qingdao Pc", 0.70, (0, 0, 1, 1)),  # a crop cut through "Port"
         ])

@@ -164,9 +164,8 @@ def merge_lines(lines: Sequence[OcrLine]) -> list[TextLine]:
 
 
 def _enough_text(key: str) -> bool:
-    chars = sum(ch.isalnum() for ch in key)
-    unspaced = any(script_of(ch) in UNSPACED for ch in key)
-    return chars >= MIN_LINE_CHARS["unspaced" if unspaced else "other"]
+    unspaced = sum(script_of(ch) in UNSPACED for ch in key)
+    return unspaced >= MIN_LINE_CHARS["unspaced"] or sum(ch.isalnum() for ch in key) >= MIN_LINE_CHARS["other"]
 
 
 def _fragment_of(key: str, longer: str) -> bool:
