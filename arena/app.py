@@ -7,6 +7,7 @@ can build as many apps as they like against different databases.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,7 +22,9 @@ from fastapi.templating import Jinja2Templates
 
 from arena.battles.routes import ApiError
 from arena.battles.runner import BattleHooks, BattleRuns
-from arena.battles.sampling import draw_pair
+from arena.gatekeeper import build_gatekeeper
+from arena.pool import PoolPolicy, find_identity_leaks
+from arena.pool.counts import VoteCountCache
 from arena.config import Settings
 from arena.optional import optional_import
 from arena.db.session import make_engine, make_sessionmaker
@@ -78,16 +81,24 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.images = images
     app.state.pool_config = pool_config
     app.state.pool = pool
-    weights = {c.name: c.weight for c in pool_config.contenders}
-    app.state.draw_pair = lambda rng: draw_pair(weights, rng)
-    app.state.gatekeeper = None
+    policy = PoolPolicy.from_config(pool_config)
+    counts = VoteCountCache(app.state.sessionmaker)
+    app.state.pool_policy = policy
+    app.state.draw_pair = lambda rng: policy.draw(rng, counts.get())
+    app.state.gatekeeper = build_gatekeeper(pool_config, deps)
+    # Train the offline classifier now, not during the first person's upload.
+    warming = asyncio.create_task(app.state.gatekeeper.warm(), name="gatekeeper-warm")
     app.state.battle_runs = BattleRuns(
-        app.state.sessionmaker, images, pool,
-        battle_timeout=settings.battle_timeout, hooks=BattleHooks(),
+        app.state.sessionmaker, images, pool, battle_timeout=settings.battle_timeout,
+        hooks=BattleHooks(
+            on_side_result=policy.record_result,
+            flag_battle=lambda texts: ["identity_leak"] if find_identity_leaks(texts, pool_config) else [],
+        ),
     )
     try:
         yield
     finally:
+        warming.cancel()
         await app.state.battle_runs.shutdown()
         await http.aclose()
         engine.dispose()

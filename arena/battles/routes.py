@@ -14,10 +14,10 @@ from starlette.datastructures import UploadFile
 
 from arena.battles import repository
 from arena.battles.language import guess_language
-from arena.battles.sampling import NotEnoughContenders
 from arena.battles.votes import VoteRefused, cast_vote, voter_hash
 from arena.db.session import SessionDep
 from arena.images.intake import IntakeError, IntakeLimits, normalise
+from arena.pool import PoolExhausted
 
 router = APIRouter()
 
@@ -82,14 +82,14 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
     if gatekeeper is not None:
         verdict = await gatekeeper.classify(prompt)
         if not verdict.geographic:
-            repository.count_rejection(session, verdict.classifier)
+            repository.count_rejection(session, verdict.classifier[:100])
             session.commit()
             raise ApiError(422, "not_geographic", verdict.reason)
 
     state = request.app.state
     try:
         pair = state.draw_pair(random.SystemRandom())
-    except NotEnoughContenders:
+    except PoolExhausted:
         raise ApiError(503, "no_contenders",
                        "Not enough contenders are available right now; please try again in a minute.") from None
     gates = tuple(bool(getattr(state.pool[name], "gate", False)) for name in pair)

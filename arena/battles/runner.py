@@ -11,6 +11,7 @@ calls are cancelled and the battle is marked abandoned.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -282,9 +283,11 @@ class BattleRun:
     def _flags(self) -> list[str]:
         if self.runs.hooks.flag_battle is None:
             return []
+        # Answers and the agent's own words; not tool observations, since a
+        # web page naming a model maker says nothing about who is answering.
         texts = ["".join(s.text) for s in self.sides.values()]
-        texts += [f"{st.get('thought', '')} {st.get('observation', '')}" for s in self.sides.values()
-                  for st in s.steps]
+        texts += [f"{st.get('thought', '')} {json.dumps(st.get('args', {}), ensure_ascii=False)}"
+                  for s in self.sides.values() for st in s.steps]
         return self.runs.hooks.flag_battle(texts)
 
     # -- persistence (runs in a worker thread; the session is short-lived) --

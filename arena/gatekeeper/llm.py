@@ -101,16 +101,9 @@ async def _collect(model: ChatModel, messages: Sequence[ChatMessage]) -> str:
 
 
 def _chat_model(cfg: ContenderConfig, deps: Any) -> ChatModel:
-    from arena.providers import registry
+    from arena.providers.registry import build_chat_model  # the registry imports the providers
 
-    for module in ("arena.providers.openai", "arena.providers.anthropic", "arena.providers.gemini"):
-        try:
-            __import__(module)  # importing a provider registers its builder
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    builder = registry.CHAT_BUILDERS.get(cfg.provider)
-    if builder is None:
-        known = ", ".join(sorted(registry.CHAT_BUILDERS))
-        raise ValueError(f"[gatekeeper] provider {cfg.provider!r} cannot judge prompts (chat providers: {known})")
-    return builder(cfg, deps)
+    try:
+        return build_chat_model(cfg, deps)
+    except ValueError as exc:
+        raise ValueError(f"[gatekeeper] cannot judge prompts: {exc}") from None

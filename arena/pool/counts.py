@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 from sqlalchemy import func, select, union_all
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from arena.db.tables import Battle, Vote
 
@@ -16,3 +18,21 @@ def vote_counts(session: Session) -> dict[str, int]:
     ).subquery()
     rows = session.execute(select(sides.c.contender, func.count()).group_by(sides.c.contender))
     return {str(name): int(count) for name, count in rows}
+
+
+class VoteCountCache:
+    """Vote counts for sampling, re-read at most once a minute: the boost for
+    new contenders needs them per battle, but they move slowly."""
+
+    def __init__(self, sessions: sessionmaker[Session], ttl: float = 60.0) -> None:
+        self.sessions = sessions
+        self.ttl = ttl
+        self._counts: dict[str, int] = {}
+        self._read_at = float("-inf")
+
+    def get(self) -> dict[str, int]:
+        if time.monotonic() - self._read_at >= self.ttl:
+            with self.sessions() as session:
+                self._counts = vote_counts(session)
+            self._read_at = time.monotonic()
+        return self._counts

@@ -60,7 +60,7 @@ async def open_stream(
             await asyncio.sleep(RETRY_BACKOFF * 2 ** (attempt - 1))
         except httpx.ReadTimeout:
             raise ContenderError(
-                f"{who}: the model server sent nothing for {limits.stall_timeout:.0f} s.", retryable=True
+                f"{who}: the model server sent nothing for {_seconds(limits.stall_timeout)}.", retryable=True
             ) from None
         except httpx.RemoteProtocolError:
             raise ContenderError(f"{who}: the model server closed the connection mid-answer.",
@@ -70,14 +70,29 @@ async def open_stream(
 
 
 async def iter_sse(response: httpx.Response, limits: GenerationLimits, who: str) -> AsyncIterator[SSEMessage]:
-    """Parse a text/event-stream body into messages, enforcing the deadline."""
+    """Parse a text/event-stream body into messages.
+
+    Each line must arrive within the stall timeout, and the whole answer
+    within `limits.timeout`: the wait for a line is the shorter of the two."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + limits.timeout
-    event, data = "", []
+    lines = response.aiter_lines()
+    event = ""
+    data: list[str] = []
     try:
-        async for line in response.aiter_lines():
-            if loop.time() > deadline:
-                raise ContenderError(f"{who}: the answer took longer than {limits.timeout:.0f} s.", retryable=True)
+        while True:
+            remaining = deadline - loop.time()
+            wait = min(limits.stall_timeout, remaining)
+            try:
+                line = await asyncio.wait_for(anext(lines), timeout=max(wait, 0.001))
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                if remaining <= limits.stall_timeout:
+                    raise ContenderError(f"{who}: the answer took longer than {_seconds(limits.timeout)}.",
+                                         retryable=True) from None
+                raise ContenderError(f"{who}: the model server stalled (nothing for "
+                                     f"{_seconds(limits.stall_timeout)}).", retryable=True) from None
             if not line:
                 if data:
                     yield SSEMessage(event or "message", "\n".join(data))
@@ -95,10 +110,12 @@ async def iter_sse(response: httpx.Response, limits: GenerationLimits, who: str)
             yield SSEMessage(event or "message", "\n".join(data))
     except httpx.ReadTimeout:
         raise ContenderError(
-            f"{who}: the model server stalled (nothing for {limits.stall_timeout:.0f} s).", retryable=True
+            f"{who}: the model server stalled (nothing for {_seconds(limits.stall_timeout)}).", retryable=True
         ) from None
     except (httpx.RemoteProtocolError, httpx.ReadError):
         raise ContenderError(f"{who}: the model server broke off the stream mid-answer.", retryable=True) from None
+    finally:
+        await lines.aclose()
 
 
 def parse_json(data: str, who: str) -> Any:
@@ -137,3 +154,7 @@ def _api_message(response: httpx.Response) -> str:
         if isinstance(error, str):
             return error[:300]
     return ""
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s" if value >= 10 else f"{value:.3g} s"

@@ -68,6 +68,15 @@ def limits_of(cfg: ContenderConfig) -> GenerationLimits:
     )
 
 
+def build_chat_model(cfg: ContenderConfig, deps: ProviderDeps) -> ChatModel:
+    """The chat model behind an API-backed entry (not a baseline)."""
+    _load_providers()
+    if cfg.provider not in CHAT_BUILDERS:
+        known = ", ".join(sorted(CHAT_BUILDERS))
+        raise ValueError(f"{cfg.name!r}: provider {cfg.provider!r} is not a chat API (chat providers: {known})")
+    return CHAT_BUILDERS[cfg.provider](cfg, deps)
+
+
 def build_contender(cfg: ContenderConfig, deps: ProviderDeps) -> Contender:
     _load_providers()
     if cfg.provider in CONTENDER_BUILDERS:
@@ -75,7 +84,7 @@ def build_contender(cfg: ContenderConfig, deps: ProviderDeps) -> Contender:
     if cfg.provider not in CHAT_BUILDERS:
         known = ", ".join(sorted({*CHAT_BUILDERS, *CONTENDER_BUILDERS}))
         raise ValueError(f"contender {cfg.name!r}: unknown provider {cfg.provider!r} (known: {known})")
-    model = CHAT_BUILDERS[cfg.provider](cfg, deps)
+    model = build_chat_model(cfg, deps)
     if cfg.gate:
         from arena.gate import build_gate_contender  # optional layer, imported on demand
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from arena.db.tables import Battle, Response, Vote
+from arena.db.tables import Battle, GatekeeperRejection, Response, Vote
 
 
 def parse_sse(body: str) -> list[tuple[str, dict]]:
@@ -196,3 +196,36 @@ class TestVote:
     async def test_unknown_battle_is_404(self, client):
         response = await client.post("/api/battles/" + "f" * 32 + "/vote", json={"choice": "a"})
         assert response.status_code == 404
+
+
+class TestGatekeeper:
+    async def test_non_geographic_prompt_is_refused_and_only_counted(self, client, app, photo_bytes):
+        response = await client.post(
+            "/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")},
+            data={"prompt": "What breed is this dog?"},
+        )
+        assert response.status_code == 422
+        body = response.json()
+        assert body["error"] == "not_geographic"
+        assert "geographic" in body["message"]
+        with app.state.sessionmaker() as session:
+            assert session.scalars(select(Battle)).first() is None
+            counters = {r.reason: r.count for r in session.scalars(select(GatekeeperRejection))}
+        assert sum(counters.values()) == 1
+        assert not list(app.state.settings.image_dir.rglob("*.jpg"))
+
+
+class TestIdentityLeak:
+    @pytest.fixture
+    def settings(self, tmp_path, database_url, openai_server):
+        from tests.battles.test_failures import arena_settings
+
+        return arena_settings(tmp_path, database_url, openai_server[0], {"honest": "echo-h", "leaky": "leaky"})
+
+    async def test_a_leaky_answer_flags_the_battle_but_the_vote_is_taken(self, client, app, photo_bytes):
+        battle_id, events = await run_battle(client, photo_bytes)
+        assert events[-1] == ("end", {"status": "ready"})
+        vote = await client.post(f"/api/battles/{battle_id}/vote", json={"choice": "b"})
+        assert vote.status_code == 200
+        with app.state.sessionmaker() as session:
+            assert session.get(Battle, battle_id).flags == ["identity_leak"]
