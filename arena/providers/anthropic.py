@@ -79,7 +79,7 @@ class AnthropicChat:
     async def chat(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()
     ) -> AsyncIterator[ChatEvent]:
-        who = f"model {self.model}"
+        who = "The model API"  # shown to the voter before the reveal: no model name
         body = self._request_body(messages, tools)
         async with open_stream(
             self.http, f"{self.base_url}/v1/messages",

@@ -95,7 +95,7 @@ class GeminiChat:
     async def chat(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()
     ) -> AsyncIterator[ChatEvent]:
-        who = f"model {self.model}"
+        who = "The model API"  # shown to the voter before the reveal: no model name
         body = self._request_body(messages, tools)
         url = f"{self.base_url}/{self.api_version}/models/{self.model}:streamGenerateContent?alt=sse"
         async with open_stream(

@@ -60,7 +60,7 @@ class OpenAIChat:
     async def chat(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()
     ) -> AsyncIterator[ChatEvent]:
-        who = f"model {self.model}"
+        who = "The model API"  # shown to the voter before the reveal: no model name
         body = self._body(messages, tools)
         headers = {"Accept": "text/event-stream"}
         if self.api_key:

@@ -347,7 +347,7 @@ class TestAnthropicErrors:
         server.scripts.append(error(status, {"type": "error", "error": {"type": kind, "message": f"details {status}"}}))
         with pytest.raises(ContenderError) as caught:
             await collect(claude(http, server.url), ASK)
-        assert caught.value.message == f"model claude-test: {words}: details {status}"
+        assert caught.value.message == f"The model API: {words}: details {status}"
         assert caught.value.retryable == (status in (429, 500, 529))
         assert len(server.received) == 1  # answered errors are never retried
 

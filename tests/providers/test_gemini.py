@@ -292,7 +292,7 @@ class TestGeminiErrors:
         server.scripts.append(error(status, [payload] if status == 429 else payload))
         with pytest.raises(ContenderError) as caught:
             await collect(gemini(http, server.url), ASK)
-        assert caught.value.message == f"model gemini-test: {words}: details {status}"
+        assert caught.value.message == f"The model API: {words}: details {status}"
         assert caught.value.retryable == (status >= 429)
         assert len(server.received) == 1
 
