@@ -64,3 +64,21 @@ class TestPoolFile:
     def test_a_directory_is_not_a_pool_file(self, tmp_path):
         with pytest.raises(ValueError, match="is a directory"):
             load_pool(tmp_path)
+
+
+class TestExamplePoolFile:
+    async def test_the_readme_example_loads_and_builds_every_contender(self, tmp_path):
+        import httpx
+
+        from arena.gatekeeper import build_gatekeeper
+        from arena.images.store import ImageStore
+        from arena.providers.registry import ProviderDeps, build_pool
+        from tests.conftest import ROOT
+
+        pool_config = load_pool(ROOT / "arena.example.toml")
+        async with httpx.AsyncClient() as http:
+            deps = ProviderDeps(http=http, images=ImageStore(tmp_path), pool=pool_config)
+            pool = build_pool(deps)
+            build_gatekeeper(pool_config, deps)
+        assert len(pool) == len(pool_config.contenders) == 8
+        assert pool["gpt-4o+gate"].gate and not pool["gpt-4o"].gate
