@@ -17,7 +17,7 @@ from typing import Any
 
 from PIL import Image
 
-from arena.geo.gazetteer import UNSPACED, fold, load_gazetteer
+from arena.geo.gazetteer import UNSPACED, Gazetteer, fold, load_gazetteer
 from arena.geo.ranking import Ranking, TextLine, rank_places
 from arena.geo.scripts import script_of
 from arena.images.store import ImageStore
@@ -112,7 +112,8 @@ class OcrGeolocator:
         for view in await self._policy_views(photo):
             yield view, await self._read(view.image)
 
-    def rank(self, lines: Sequence[TextLine], prompt: str, gazetteer: Any = None) -> Ranking:
+    def rank(self, lines: Sequence[TextLine], prompt: str, gazetteer: Gazetteer | None = None) -> Ranking:
+        """Rank places from merged lines (and the question, unless turned off)."""
         return rank_places(
             lines,
             gazetteer or load_gazetteer(),
