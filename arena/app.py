@@ -81,6 +81,9 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.images = images
     app.state.pool_config = pool_config
     app.state.pool = pool
+    for name, contender in pool.items():
+        for tool, reason in getattr(contender, "disabled", {}).items():
+            log.warning("GATE contender %s: tool %s is not offered: %s", name, tool, reason)
     policy = PoolPolicy.from_config(pool_config)
     counts = VoteCountCache(app.state.sessionmaker)
     app.state.pool_policy = policy
