@@ -73,7 +73,7 @@ class OpenAICompatibleServer:
             pieces = [
                 "## Where this was taken\n\n",
                 f"You asked: *{prompt[:80]}*\n\n",
-                f"- Contender model: {model}\n",
+                "- Evidence: the architecture\n",
                 "- Evidence: street signs in the photo\n\n",
                 "Best guess: **Paris, France** (48.8566° N, 2.3522° E).",
             ]
