@@ -63,7 +63,9 @@
     var root = container.querySelector("details.gate-trajectory");
     if (!root) {
       root = el("details", "gate-trajectory");
-      root.open = true;
+      // Open beside the answer on wide screens; on a phone the steps would push
+      // the answer far down, so they start folded behind their summary.
+      root.open = !(window.matchMedia && window.matchMedia("(max-width: 640px)").matches);
       root.appendChild(el("summary", "gate-trajectory__summary"));
       root.appendChild(el("ol", "gate-trajectory__steps"));
       container.appendChild(root);
