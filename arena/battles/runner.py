@@ -70,6 +70,8 @@ class BattleRuns:
         run = self._runs.get(battle_id)
         if run is None and await asyncio.to_thread(self._claim, battle_id):
             run = self._start(battle_id)
+        # Another stream of this process may have claimed it while we asked.
+        run = run or self._runs.get(battle_id)
         if run is not None:
             async for chunk in run.follow():
                 yield chunk

@@ -229,3 +229,24 @@ class TestIdentityLeak:
         assert vote.status_code == 200
         with app.state.sessionmaker() as session:
             assert session.get(Battle, battle_id).flags == ["identity_leak"]
+
+
+class TestReplicas:
+    async def test_a_battle_created_on_one_replica_streams_and_is_voted_on_another(self, settings, photo_bytes):
+        from arena.app import create_app
+
+        first, second = create_app(settings), create_app(settings)  # same database and image store
+        async with first.router.lifespan_context(first), second.router.lifespan_context(second):
+            async with (
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=first), base_url="http://one") as one,
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=second), base_url="http://two") as two,
+            ):
+                created = await start_battle(one, photo_bytes)
+                events = parse_sse((await two.get(created["events_url"])).text)
+                assert events[-1] == ("end", {"status": "ready"})
+                replay = parse_sse((await one.get(created["events_url"])).text)
+                assert [n for n, _ in replay][-2:] == ["ready", "end"]
+                vote = await one.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "tie"})
+                assert vote.status_code == 200
+                again = await two.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "a"})
+                assert again.status_code == 409
