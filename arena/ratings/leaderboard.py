@@ -211,6 +211,11 @@ def _build(
         snapshot["style"] = _style_section(
             log, a, b, names, anchor, options, plain.regularized, plain.theta, played, win_rate, progress
         )
+        if snapshot["style"]["separated"]:
+            snapshot["notes"].append(
+                "too few votes for the style-adjusted fit: the style features separate the votes, "
+                "so its coefficients and ratings do not mean much yet"
+            )
         clock = _lap(timings, "style", clock)
     elif options.style:
         snapshot["notes"].append("no style features in the input: style-adjusted ratings skipped")
@@ -324,6 +329,10 @@ def _matrices(names: list[str], m: Matchups, ratings: FloatArray, rows: list[dic
 
 # -- the style-adjusted section -----------------------------------------------
 
+# No real style effect moves the log-odds of a vote by this much per standard
+# deviation (GeoArena's largest is 0.53): a slope this steep is separation.
+SEPARATED_STYLE = 10.0
+
 
 def _style_section(
     log: VoteLog,
@@ -341,10 +350,13 @@ def _style_section(
     assert log.features_a is not None and log.features_b is not None
     z, mean, std = style.standardize(style.style_differences(log.features_a, log.features_b))
     problem = style.StyleProblem(a, b, log.outcome, z, len(names), ridge=bt.SEPARATION_RIDGE if regularized else 0.0)
-    del z
     # warm start from the plain ratings: style moves them only a little
-    full = problem.fit(init=style.StyleFit(plain_theta, np.zeros(problem.k), 0, math.inf))
+    init = style.StyleFit(plain_theta, np.zeros(problem.k), 0, math.inf)
+    full = problem.fit(init=init)
     converged = full.gradient_norm <= 1e-6 * max(1.0, float(log.size))
+    # With few votes the style features can separate the outcomes: the slopes
+    # run off towards infinity and the optimiser stops on a flat, absurd one.
+    separated = not converged or float(np.abs(full.beta).max(initial=0.0)) > SEPARATED_STYLE
     ratings = bt.to_ratings(full.theta, anchor, options.anchor_rating)
     level_z = _z(options.level)
     if options.ci == "sandwich":
@@ -378,6 +390,7 @@ def _style_section(
         "leaderboard": _rows(names, ratings, low, high, played, win_rate, log.gate),
         "ci_method": how,
         "converged": converged,
+        "separated": separated,
         "constant_features": [f for i, f in enumerate(style.FEATURES) if std[i] == 0],
         "gradient_norm": full.gradient_norm,
         "iterations": full.iterations,

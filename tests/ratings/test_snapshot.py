@@ -74,6 +74,12 @@ class TestSnapshot:
         assert names["gate vs plain"]["votes"] == 4
         assert [c["feature"] for c in snap["style"]["coefficients"]] == ["length", "list", "header", "emphasis", "gps"]
 
+    def test_a_separated_style_fit_is_flagged_in_words(self):
+        # Here the longer answer always wins: length separates the votes perfectly.
+        snap = build_snapshot(two_contender_log(), RankOptions(ci="sandwich"))
+        assert snap["style"]["separated"] is True
+        assert any("too few votes for the style-adjusted fit" in note for note in snap["notes"])
+
     def test_rank_counts_only_contenders_surely_better(self):
         rng = np.random.default_rng(0)
         truth = np.array([0.0, 0.02, 1.5])
@@ -85,6 +91,7 @@ class TestSnapshot:
         assert rows["c0"]["rank"] == rows["c1"]["rank"] == 2  # overlapping intervals share a rank
         for row in snap["leaderboard"]:
             assert row["ci_low"] <= row["rating"] <= row["ci_high"]
+        assert snap["style"]["separated"] is False and snap["notes"] == []
 
     def test_same_seed_same_snapshot(self):
         rng = np.random.default_rng(2)
