@@ -100,7 +100,7 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
     battle = repository.create_battle(
         session, prompt=prompt, image_sha256=sha, contenders=pair, gates=gates,  # type: ignore[arg-type]
         client_hash=_client_hash(request), language=language,
-        categories=[f"language:{language}"],
+        categories=[],  # the language is its own column; the rating job makes it a category
     )
     session.commit()  # before answering: the client opens the stream right away
     body = BattleCreated(battle_id=battle.id, events_url=f"/api/battles/{battle.id}/events")
