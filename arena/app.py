@@ -110,7 +110,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"error": exc.code, "message": exc.message}, status_code=exc.status)
+        return JSONResponse({"error": exc.code, "message": exc.message}, status_code=exc.status,
+                            headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -40,6 +40,7 @@ class Settings(BaseSettings):
 
     # battles
     battle_timeout: float = 180.0  # seconds for both contenders together
+    battles_per_minute: int = 10  # per IP address; 0 turns the limit off
 
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from arena.db.tables import Battle, GatekeeperRejection, Image, Response, Vote, utcnow
@@ -27,12 +27,13 @@ def create_battle(
     contenders: tuple[str, str],
     gates: tuple[bool, bool],
     client_hash: str,
+    ip_hash: str,
     language: str | None,
     categories: list[str],
 ) -> Battle:
     battle = Battle(
         prompt=prompt, image_sha256=image_sha256, model_a=contenders[0], model_b=contenders[1],
-        status="pending", client_hash=client_hash, language=language, categories=categories, flags=[],
+        status="pending", client_hash=client_hash, ip_hash=ip_hash, language=language, categories=categories, flags=[],
     )
     session.add(battle)
     session.flush()
@@ -40,6 +41,12 @@ def create_battle(
         session.add(Response(battle_id=battle.id, side=side, contender=name, gate=gate, status="pending"))
     session.flush()
     return battle
+
+
+def recent_battles(session: Session, ip_hash: str, since: datetime) -> int:
+    """Battles started from one address since a moment (the rate limit)."""
+    query = select(func.count()).select_from(Battle).where(Battle.ip_hash == ip_hash, Battle.created_at >= since)
+    return int(session.scalar(query) or 0)
 
 
 def get_battle(session: Session, battle_id: str, *, with_responses: bool = False) -> Battle | None:

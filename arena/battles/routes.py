@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import secrets
+from datetime import timedelta
 from typing import Literal
 
 from fastapi import APIRouter, Request
@@ -16,6 +17,7 @@ from arena.battles import repository
 from arena.battles.language import guess_language
 from arena.battles.votes import VoteRefused, cast_vote, voter_hash
 from arena.db.session import SessionDep
+from arena.db.tables import utcnow
 from arena.images.intake import IntakeError, IntakeLimits, normalise
 from arena.pool import PoolExhausted
 
@@ -27,11 +29,12 @@ VOTER_COOKIE = "arena_voter"
 class ApiError(Exception):
     """An error the API answers as `{"error": code, "message": text}`."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.headers = headers
 
 
 class BattleCreated(BaseModel):
@@ -61,6 +64,13 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
     if declared > settings.max_upload_bytes + 64 * 1024:  # room for the prompt and multipart framing
         raise ApiError(413, "file_too_large",
                        f"The upload is larger than the {settings.max_upload_bytes // (1024 * 1024)} MB limit.")
+    ip_hash = _ip_hash(request)
+    if settings.battles_per_minute:
+        started = repository.recent_battles(session, ip_hash, utcnow() - timedelta(minutes=1))
+        if started >= settings.battles_per_minute:
+            raise ApiError(429, "rate_limited",
+                           f"You have started {started} battles in the last minute; please wait a moment "
+                           "before starting another.", headers={"Retry-After": "60"})
     form = await request.form(max_files=1, max_fields=4)
     upload, prompt = form.get("image"), form.get("prompt")
     if not isinstance(upload, UploadFile):
@@ -99,7 +109,7 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
     language = guess_language(prompt)
     battle = repository.create_battle(
         session, prompt=prompt, image_sha256=sha, contenders=pair, gates=gates,  # type: ignore[arg-type]
-        client_hash=_client_hash(request), language=language,
+        client_hash=_client_hash(request), ip_hash=ip_hash, language=language,
         categories=[],  # the language is its own column; the rating job makes it a category
     )
     session.commit()  # before answering: the client opens the stream right away
@@ -142,6 +152,10 @@ async def vote(battle_id: str, body: VoteIn, request: Request, session: SessionD
 
 def _client_ip(request: Request) -> str:
     return request.client.host if request.client else ""
+
+
+def _ip_hash(request: Request) -> str:
+    return voter_hash(request.app.state.settings.secret_key, "ip", _client_ip(request))
 
 
 def _client_hash(request: Request) -> str:

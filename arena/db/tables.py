@@ -84,6 +84,8 @@ class Battle(Base):
     categories: Mapped[list[Any]] = mapped_column(default=list)
     flags: Mapped[list[Any]] = mapped_column(default=list)
     client_hash: Mapped[str] = mapped_column(String(64), default="")
+    # HMAC of the IP address alone, for the per-address rate limit
+    ip_hash: Mapped[str] = mapped_column(String(64), default="", server_default="", index=True)
 
     responses: Mapped[list[Response]] = relationship(
         back_populates="battle", lazy="raise", order_by="Response.side"

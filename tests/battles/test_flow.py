@@ -250,3 +250,22 @@ class TestReplicas:
                 assert vote.status_code == 200
                 again = await two.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "a"})
                 assert again.status_code == 409
+
+
+class TestRateLimit:
+    @pytest.fixture
+    def settings(self, settings):
+        return settings.model_copy(update={"battles_per_minute": 2})
+
+    async def test_third_battle_in_a_minute_from_one_address_is_429(self, client, app, photo_bytes):
+        await start_battle(client, photo_bytes)
+        await start_battle(client, photo_bytes)
+        refused = await client.post(
+            "/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")}, data={"prompt": "Where?"}
+        )
+        assert refused.status_code == 429
+        assert refused.headers["retry-after"] == "60"
+        assert refused.json()["error"] == "rate_limited" and "2 battles in the last minute" in refused.json()["message"]
+        with app.state.sessionmaker() as session:
+            hashes = {b.ip_hash for b in session.scalars(select(Battle))}
+        assert len(hashes) == 1 and "127.0.0.1" not in hashes.pop()
