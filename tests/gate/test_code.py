@@ -104,6 +104,21 @@ class TestSandbox:
         assert "ARENA_SECRET_KEY" not in env and "host-secret-value" not in result.stdout
         assert len(pids) <= 3  # bwrap's init and python: the host's processes are not there
 
+    async def test_bwraps_own_environment_is_not_readable(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # bwrap's init is pid 1 of the sandbox; --clearenv only clears what python gets, so
+        # /proc/1/environ showed the server's whole environment (API keys, secret key).
+        monkeypatch.setenv("ARENA_SECRET_KEY", "host-secret-value")
+        result = await SANDBOX.run(
+            "import os\n"
+            "for pid in sorted(p for p in os.listdir('/proc') if p.isdigit()):\n"
+            "    try:\n"
+            "        print(pid, open(f'/proc/{pid}/environ', 'rb').read().decode('latin-1'))\n"
+            "    except OSError as e:\n"
+            "        print(pid, 'unreadable', e.errno)\n"
+        )
+        assert result.exit_code == 0, result.stderr
+        assert "host-secret-value" not in result.stdout and "ARENA_SECRET_KEY" not in result.stdout
+
     async def test_system_is_read_only_and_tmp_is_private(self) -> None:
         marker = Path("/tmp") / f"gate-sandbox-marker-{os.getpid()}"
         result = await SANDBOX.run(

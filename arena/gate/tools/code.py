@@ -36,6 +36,10 @@ NOBODY = 65534
 SANDBOX_SITE = "/opt/site-packages"
 MAX_CODE_CHARS = 20_000
 MAX_SHOWN_OUTPUT = 4000  # characters of stdout/stderr the model reads
+# bwrap's own environment: its init is pid 1 inside the sandbox and /proc/1/environ
+# is readable there (--clearenv only clears what the sandboxed program gets), so
+# bwrap must never start with the server's environment (API keys, secret key).
+BWRAP_ENV: dict[str, str] = {}
 
 
 def code_tools(settings: GateSettings) -> tuple[list[Tool], dict[str, str]]:
@@ -158,6 +162,7 @@ class CodeSandbox:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            env=BWRAP_ENV,
             preexec_fn=self._preexec(),
             **_identity(self._run_as_nobody()),
         )
@@ -312,6 +317,7 @@ def _probe(bwrap: str, python: str, as_nobody: bool, site: str = "", code: str =
             input=code.encode(),
             capture_output=True,
             timeout=20,
+            env=BWRAP_ENV,
             preexec_fn=box._preexec(),
             **_identity(as_nobody),
         )
