@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -149,6 +150,18 @@ class TestSandbox:
         result = await SANDBOX.run("while True:\n    pass")
         assert time.monotonic() - started < SANDBOX.timeout + 3
         assert result.timed_out or (result.exit_code or 0) < 0 or (result.exit_code or 0) >= 128
+
+    async def test_cancelled_run_leaves_no_process(self) -> None:
+        task = asyncio.ensure_future(SANDBOX.run("import time\nprint('up', flush=True)\ntime.sleep(3600)"))
+        await asyncio.sleep(1.0)
+        assert sandbox_processes() > 0
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        deadline = time.monotonic() + 5
+        while sandbox_processes() and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert sandbox_processes() == 0
 
     async def test_output_is_capped(self) -> None:
         result = await SANDBOX.run("import sys\nwhile True:\n    sys.stdout.write('x' * 65536)")

@@ -177,17 +177,24 @@ class CodeSandbox:
         flooded: asyncio.Future[Any] = asyncio.ensure_future(too_much.wait())
         timed_out = False
         try:
-            async with asyncio.timeout(self.timeout):
-                # ends at EOF on both pipes, or as soon as the output cap is reached
-                await asyncio.wait({readers, flooded}, return_when=asyncio.FIRST_COMPLETED)
-        except TimeoutError:
-            timed_out = True
-        finally:
-            flooded.cancel()
-            if process.returncode is None and (timed_out or too_much.is_set()):
+            try:
+                async with asyncio.timeout(self.timeout):
+                    # ends at EOF on both pipes, or as soon as the output cap is reached
+                    await asyncio.wait({readers, flooded}, return_when=asyncio.FIRST_COMPLETED)
+            except TimeoutError:
+                timed_out = True
+            finally:
+                flooded.cancel()
+                if process.returncode is None and (timed_out or too_much.is_set()):
+                    _kill(process.pid)
+            out, err = await readers
+            exit_code = await process.wait()
+        except BaseException:
+            # cancelled (the agent's tool timeout, an abandoned battle): leave nothing running
+            readers.cancel()
+            if process.returncode is None:
                 _kill(process.pid)
-        out, err = await readers
-        exit_code = await process.wait()
+            raise
         return SandboxResult(
             exit_code,
             out.decode("utf-8", "replace"),
