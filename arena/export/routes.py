@@ -51,14 +51,15 @@ def export_votes(
 
 
 def parse_since(text: str | None) -> datetime | None:
-    """ISO 8601 date or time; a time without zone is UTC."""
+    """ISO 8601 date or time; a time without zone is UTC. Returned in UTC:
+    SQLite keeps times as UTC text and compares them as text, ignoring an offset."""
     if not text:
         return None
     try:
         moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError as exc:
         raise ValueError(f"since must be an ISO 8601 date or time such as 2026-01-31T12:00:00Z, got {text!r}") from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _authorised(header: str, token: str) -> bool:

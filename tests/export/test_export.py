@@ -75,6 +75,12 @@ class TestExportEndpoint:
         bad_since = await client.get("/api/admin/votes/export?since=last-tuesday", headers=AUTH)
         assert bad_since.status_code == 422 and "ISO 8601" in bad_since.json()["message"]
 
+    async def test_since_with_a_utc_offset_means_the_same_instant(self, client, app):
+        seeded(app)
+        for since in ("2026-01-01T00:10:00Z", "2026-01-01T02:10:00%2B02:00", "2025-12-31T19:10:00-05:00"):
+            response = await client.get(f"/api/admin/votes/export?format=jsonl&since={since}", headers=AUTH)
+            assert len(response.text.splitlines()) == 5, since
+
 
 def cli(monkeypatch: pytest.MonkeyPatch, url: str, *args: str) -> int:
     monkeypatch.setenv("ARENA_DATABASE_URL", url)
