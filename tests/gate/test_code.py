@@ -129,6 +129,29 @@ class TestSandbox:
         assert result.stdout == "usr 30\ntmp ok\n"  # EROFS
         assert not marker.exists()  # the sandbox's /tmp is its own
 
+    async def test_writable_space_is_bounded(self) -> None:
+        # tmpfs pages are host memory outside RLIMIT_AS: bwrap's root and /dev are tmpfs
+        # of the default size (half the RAM), so every writable place must be small.
+        result = await SANDBOX.run(
+            "import os\n"
+            "for d in ('/', '/opt', '/dev', '/dev/shm', '/tmp'):\n"
+            "    total = 0\n"
+            "    try:\n"
+            "        for i in range(40):\n"
+            "            with open(f'{d.rstrip(\"/\")}/fill{i}', 'wb') as f:\n"
+            "                for _ in range(8):\n"
+            "                    f.write(b'x' * (1 << 20))\n"
+            "                    total += 1\n"
+            "    except OSError:\n"
+            "        pass\n"
+            "    print(d, total)\n"
+        )
+        assert result.exit_code == 0, result.stderr
+        written = {d: int(n) for d, n in (line.split() for line in result.stdout.splitlines())}
+        assert written["/"] == written["/opt"] == written["/dev"] == 0
+        assert written["/dev/shm"] <= 16 and written["/tmp"] <= 64
+        assert sum(written.values()) <= 80  # MB, instead of gigabytes
+
     async def test_fork_bomb_is_contained(self) -> None:
         started = time.monotonic()
         result = await SANDBOX.run(

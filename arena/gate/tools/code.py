@@ -264,6 +264,10 @@ class CodeSandbox:
         ]
         if self.site_packages:
             args += ["--ro-bind", self.site_packages, SANDBOX_SITE, "--setenv", "PYTHONPATH", SANDBOX_SITE]
+        # bwrap's root and /dev are tmpfs of the default size (half the host's RAM), and tmpfs
+        # pages are not counted by RLIMIT_AS: a small /dev/shm, then both read-only, so /tmp
+        # and /dev/shm are the only (bounded) places to write. After every other mount.
+        args += ["--size", str(16 * 1024 * 1024), "--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--remount-ro", "/"]
         return [*args, "--", self.python, "-S", "-u", "-"]
 
     def _limits(self, nproc: int) -> None:
