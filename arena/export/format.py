@@ -29,6 +29,8 @@ from arena.ratings.style import feature_vector
 WINNERS = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
 CHOICE_TO_WINNER = {v: k for k, v in WINNERS.items()}
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
+MAX_LANGUAGE_CODE = 16  # battles.language
+MAX_TSTAMP = 253402300799.0  # 9999-12-31T23:59:59Z, the last second a datetime holds
 
 # Column order of every export (CSV header, Parquet schema, JSONL key order).
 COLUMNS = (
@@ -190,7 +192,9 @@ def validate_row(row: Any) -> list[str]:
     if qid is not None and not isinstance(qid, str | int):
         problems.append("question_id must be a string")
     tstamp = row.get("tstamp")
-    if tstamp is not None and (isinstance(tstamp, bool) or not isinstance(tstamp, int | float)):
+    if tstamp is not None and (
+        isinstance(tstamp, bool) or not isinstance(tstamp, int | float) or not 0 <= tstamp <= MAX_TSTAMP
+    ):
         problems.append(f"tstamp must be a number of seconds since 1970, got {tstamp!r}")
     sha = row.get("image_sha256")
     if sha not in (None, "") and (not isinstance(sha, str) or not SHA256.match(sha)):
@@ -211,6 +215,14 @@ def validate_row(row: Any) -> list[str]:
         value = row.get(key)
         if value is not None and not isinstance(value, str):
             problems.append(f"{key} must be a string")
+    # what PostgreSQL would refuse halfway through an import (SQLite would take it)
+    for key in ("model_a", "model_b", "prompt", "judge", "language", "language_code", "answer_a", "answer_b"):
+        value = row.get(key)
+        if isinstance(value, str) and "\x00" in value:
+            problems.append(f"{key} must not contain NUL characters")
+    code = row.get("language_code")
+    if isinstance(code, str) and len(code) > MAX_LANGUAGE_CODE:
+        problems.append(f"language_code is longer than {MAX_LANGUAGE_CODE} characters")
     status = row.get("battle_status")
     if status is not None and status not in BATTLE_STATUSES:
         problems.append(f"battle_status must be one of {', '.join(BATTLE_STATUSES)}, got {status!r}")

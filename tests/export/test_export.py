@@ -156,6 +156,17 @@ class TestRoundTrip:
         with make_sessionmaker(make_engine(url))() as session:
             assert session.scalar(select(func.count(Battle.id))) == 0
 
+    def test_import_of_a_row_the_database_would_refuse_names_its_line(self, database_url, tmp_path, monkeypatch, capsys):
+        rows = [{"model_a": "x", "model_b": "y", "winner": "model_a", "tstamp": 1.7e9 + i} for i in range(3)]
+        rows[2]["language_code"] = "x" * 20  # the column holds 16 characters
+        path = tmp_path / "votes.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        assert cli(monkeypatch, database_url, "import", str(path)) == 1
+        err = capsys.readouterr().err
+        assert "line 3: language_code" in err and "nothing was imported" in err
+        with make_sessionmaker(make_engine(database_url))() as session:
+            assert session.scalar(select(func.count(Battle.id))) == 0
+
     def test_rank_command_writes_a_snapshot_file_and_a_row(self, database_url, tmp_path, monkeypatch, capsys):
         sessions = make_sessionmaker(make_engine(database_url))
         with sessions() as session:

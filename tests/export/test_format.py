@@ -89,6 +89,12 @@ class TestRow:
             ({"gate_a": "yes"}, "gate_a must be true or false"),
             ({"battle_status": "lost"}, "battle_status must be one of"),
             ({"conv_metadata": {"header_count_a": {"h1": -1}}}, "whole numbers >= 0"),
+            # rows the database would refuse mid-import (or a timestamp no date can hold)
+            ({"tstamp": float("nan")}, "tstamp must be a number"),
+            ({"tstamp": 1e20}, "tstamp must be a number"),
+            ({"language_code": "x" * 17}, "language_code is longer than 16 characters"),
+            ({"prompt": "a\x00b"}, "prompt must not contain NUL"),
+            ({"answer_b": "\x00"}, "answer_b must not contain NUL"),
         ],
     )
     def test_bad_rows_say_why(self, change, reason):
