@@ -251,12 +251,16 @@ def _error_detail(payload: dict[str, Any]) -> str:
 
 
 def _schema(node: Any) -> Any:
-    """Drop JSON-schema keys Gemini rejects (`additionalProperties`, `$schema`, ...)."""
+    """Drop JSON-schema keys Gemini rejects (`additionalProperties`, `$schema`, ...)
+    and write enum values as the strings the API wants."""
     if isinstance(node, dict):
         out: dict[str, Any] = {}
         for key, value in node.items():
             if key == "properties" and isinstance(value, dict):
                 out[key] = {name: _schema(sub) for name, sub in value.items()}
+            elif key == "enum" and isinstance(value, list):
+                # the API's enum is a list of strings, whatever the type ({type: INTEGER, enum: ["2", "4"]})
+                out[key] = [v if isinstance(v, str) else json.dumps(v) for v in value]
             elif key in _SCHEMA_KEYS:
                 out[key] = _schema(value)
         return out

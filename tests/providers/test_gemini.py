@@ -273,6 +273,29 @@ class TestGeminiTools:
             {"functionResponse": {"name": "search", "response": {"content": "2 results"}, "id": "fc-7"}},
         ]
 
+    async def test_enums_of_numbers_are_sent_as_strings(self, server: Loopback, http: httpx.AsyncClient) -> None:
+        # The API's Schema.enum is a list of strings: [2, 4] is a 400 (INVALID_ARGUMENT) for
+        # every request offering the tool, so a GATE contender on Gemini could never answer.
+        from arena.gate.tools.image import image_tools
+
+        specs = tuple(t.spec for t in image_tools())
+        server.scripts.append(sse([chunk({"text": "ok"}, finish="STOP")]))
+        await collect(gemini(http, server.url), ASK, specs)
+        declared = {d["name"]: d for d in server.received[0].body["tools"][0]["functionDeclarations"]}
+        factor = declared["super_resolution"]["parameters"]["properties"]["factor"]
+        assert factor["type"] == "integer" and factor["enum"] == ["2", "4"]
+        colour = declared["auxiliary_lines"]["parameters"]["properties"]["color"]
+        assert colour["enum"] == ["red", "yellow", "cyan", "magenta", "white", "black"]
+
+        def enums(node: Any) -> list[Any]:
+            if isinstance(node, dict):
+                return [*node.get("enum", []), *(v for value in node.values() for v in enums(value))]
+            if isinstance(node, list):
+                return [v for item in node for v in enums(item)]
+            return []
+
+        assert all(isinstance(v, str) for v in enums(list(declared.values())))
+
 
 class TestGeminiErrors:
     @pytest.mark.parametrize(
