@@ -19,7 +19,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from arena.db.tables import Battle, Image, Response, Vote
-from arena.export.format import WINNERS, ExportVote, side_counts, to_row
+from arena.export.format import WINNERS, ExportVote, row_flags, side_counts, to_row
 from arena.ratings.style import style_features
 
 PAGE = 1000
@@ -197,7 +197,7 @@ def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str],
             "status": row.get("battle_status") or "voted",
             "language": row.get("language_code"),
             "categories": list(row.get("categories") or []),
-            "flags": list(row.get("flags") or []),
+            "flags": row_flags(row),
             "client_hash": "",
         })
         for side in ("a", "b"):

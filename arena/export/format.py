@@ -28,6 +28,9 @@ from arena.ratings.style import feature_vector
 
 WINNERS = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
 CHOICE_TO_WINNER = {v: k for k, v in WINNERS.items()}
+# A FastChat vote cast with the names shown (`anony` false): kept, flagged, never
+# rated, as FastChat's elo_analysis rates only anonymous battles.
+NOT_ANONYMOUS = "not_anonymous"
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 MAX_LANGUAGE_CODE = 16  # battles.language
 MAX_TSTAMP = 253402300799.0  # 9999-12-31T23:59:59Z, the last second a datetime holds
@@ -105,7 +108,7 @@ def to_row(vote: ExportVote) -> dict[str, Any]:
         "winner": CHOICE_TO_WINNER[vote.choice],
         "judge": vote.voter_hash,
         "turn": 1,
-        "anony": True,
+        "anony": NOT_ANONYMOUS not in vote.flags,
         "language": language_name(vote.language),
         "tstamp": vote.voted_at.timestamp(),
         "conv_metadata": conv_metadata(vote.counts_a, vote.counts_b),
@@ -142,6 +145,14 @@ def conv_metadata(counts_a: Mapping[str, Any], counts_b: Mapping[str, Any]) -> d
         italic = counts.get("italic_count", {})
         meta[f"italic_count_{side}"] = {k: int(italic.get(k, 0)) for k in ("*", "_")}
     return meta
+
+
+def row_flags(row: Mapping[str, Any]) -> list[str]:
+    """The row's flags, plus NOT_ANONYMOUS when `anony` is false."""
+    flags = list(row.get("flags") or [])
+    if row.get("anony") is False and NOT_ANONYMOUS not in flags:
+        flags.append(NOT_ANONYMOUS)
+    return flags
 
 
 def side_counts(row: Mapping[str, Any], side: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from arena.db.tables import LeaderboardSnapshot
 from arena.export.db import Side, iter_voted_battles
-from arena.export.format import WINNERS, FormatError, row_features, validate_row
+from arena.export.format import WINNERS, FormatError, row_features, row_flags, validate_row
 from arena.export.readers import iter_rows
 from arena.ratings.filters import CHOICE_OUTCOME, ExclusionCounter, exclusion_reason
 from arena.ratings.leaderboard import (
@@ -106,7 +106,7 @@ def log_from_rows(rows: Iterable[tuple[str, Any]]) -> tuple[VoteLog, dict[str, i
             model_b=row["model_b"],
             choice=WINNERS[row["winner"]],
             battle_status=row.get("battle_status"),
-            flags=row.get("flags") or [],
+            flags=row_flags(row),
             sides_done=row.get("sides_done") is not False,
         )
         if reason:

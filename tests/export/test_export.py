@@ -167,6 +167,22 @@ class TestRoundTrip:
         with make_sessionmaker(make_engine(database_url))() as session:
             assert session.scalar(select(func.count(Battle.id))) == 0
 
+    def test_imported_non_anonymous_votes_stay_unranked_and_export_as_such(self, database_url, tmp_path, monkeypatch):
+        rows = [
+            {"question_id": f"q{i}", "model_a": "x", "model_b": "y", "winner": "model_a", "tstamp": 1.7e9 + i, "anony": i != 1}
+            for i in range(3)
+        ]
+        path = tmp_path / "clean_battle.json"
+        path.write_text(json.dumps(rows))
+        assert cli(monkeypatch, database_url, "import", str(path)) == 0
+        with make_sessionmaker(make_engine(database_url))() as session:
+            log, excluded = log_from_database(session)
+        assert log.size == 2 and excluded == {"flagged:not_anonymous": 1}
+        assert (log.size, excluded) == (log_from_file(path)[0].size, log_from_file(path)[1])
+        out = tmp_path / "out.jsonl"
+        assert cli(monkeypatch, database_url, "export", str(out)) == 0
+        assert [json.loads(x)["anony"] for x in out.read_text().splitlines()] == [True, False, True]
+
     def test_rank_command_writes_a_snapshot_file_and_a_row(self, database_url, tmp_path, monkeypatch, capsys):
         sessions = make_sessionmaker(make_engine(database_url))
         with sessions() as session:

@@ -165,6 +165,13 @@ class TestFiles:
         assert log.size == 6 and excluded == {}
         assert "language:Japanese" in log.categories
 
+    def test_fastchat_votes_cast_after_the_names_were_shown_are_not_ranked(self, tmp_path):
+        # FastChat's elo_analysis rates only anonymous battles (anony true)
+        rows = [row(i, anony=i % 3 != 0) for i in range(6)]
+        path = write(tmp_path / "votes.jsonl", rows, "jsonl")
+        log, excluded = log_from_file(path)
+        assert log.size == 4 and excluded == {"flagged:not_anonymous": 2}
+
     def test_unknown_suffix_is_refused(self, tmp_path):
         path = tmp_path / "votes.xlsx"
         path.write_bytes(b"")
