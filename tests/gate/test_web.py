@@ -68,6 +68,7 @@ class PageServer:
         self.app = Starlette(
             routes=[
                 Route("/article", self.article),
+                Route("/odd-charset", self.odd_charset),
                 Route("/big", self.big),
                 Route("/png", self.png),
                 Route("/slow", self.slow),
@@ -86,6 +87,10 @@ class PageServer:
     async def article(self, request: Request) -> Response:
         self._hit(request)
         return Response(ARTICLE, media_type="text/html; charset=utf-8")
+
+    async def odd_charset(self, request: Request) -> Response:
+        self._hit(request)
+        return Response(ARTICLE, headers={"content-type": "text/html; charset=utf-8-please"})
 
     async def big(self, request: Request) -> Response:
         self._hit(request)
@@ -327,6 +332,11 @@ class TestVisit:
         assert "scramble crossing in Shibuya, Tokyo" in result.observation
         assert "Log in" not in result.observation and "All rights reserved" not in result.observation
         assert result.summary.startswith(pages.base + "/article — Shibuya Crossing")
+
+    async def test_unknown_charset_is_read_anyway(self, pages: PageServer, street: Image.Image) -> None:
+        # a charset label Python does not know raised LookupError and the page was lost
+        result = await self.tool().run({"url": pages.base + "/odd-charset"}, ImageRegistry(street))
+        assert "scramble crossing in Shibuya, Tokyo" in result.observation
 
     async def test_gzip_page(self, pages: PageServer, street: Image.Image) -> None:
         result = await self.tool().run({"url": pages.base + "/gz"}, ImageRegistry(street))

@@ -284,8 +284,10 @@ def visit_tool(fetcher: SafeFetcher, settings: GateSettings) -> Tool:
 
 def page_text(page: FetchedPage) -> tuple[str, str]:
     """(title, main text) of a fetched page; HTML goes through trafilatura."""
-    charset = page.charset or "utf-8"
-    raw = page.body.decode(charset, errors="replace")
+    try:
+        raw = page.body.decode(page.charset or "utf-8", errors="replace")
+    except LookupError:  # a label Python does not know (or not a text codec): the page says what it likes
+        raw = page.body.decode("utf-8", errors="replace")
     if "html" not in page.content_type and "xml" not in page.content_type:
         return "", raw
     import trafilatura  # slow to import; only when a page is visited
