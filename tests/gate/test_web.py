@@ -285,6 +285,15 @@ class TestSsrf:
         assert calls == ["news.test"]  # no second lookup behind our back
         assert pages.hits[-1] == ("/article", f"news.test:{port_of(pages)}")
 
+    async def test_internationalised_host_is_resolved_and_sent_in_punycode(self, pages: PageServer) -> None:
+        # the Unicode host went into the Host header (UnicodeEncodeError): every IDN site failed
+        calls: list[str] = []
+        fetcher = SafeFetcher(allow_loopback=True, resolver=fake_dns({"xn--mnchen-3ya.test": ["127.0.0.1"]}, calls))
+        page = await fetcher.fetch(f"http://münchen.test:{port_of(pages)}/article")
+        assert page.status == 200 and b"Hachik" in page.body
+        assert calls == ["xn--mnchen-3ya.test"]
+        assert pages.hits[-1] == ("/article", f"xn--mnchen-3ya.test:{port_of(pages)}")
+
     @pytest.mark.parametrize(
         "url",
         [

@@ -387,7 +387,7 @@ class SafeFetcher:
                         "Accept-Encoding": "gzip, deflate",
                         "Accept": "image/*" if accept_images else "text/html,text/plain;q=0.9,*/*;q=0.1",
                     },
-                    extensions={"sni_hostname": current.host} if current.scheme == "https" else {},
+                    extensions={"sni_hostname": _ascii_host(current)} if current.scheme == "https" else {},
                 )
                 try:
                     response = await client.send(request, stream=True)
@@ -403,7 +403,7 @@ class SafeFetcher:
         raise ToolFailure(f"{url[:200]}: more than {self.max_redirects} redirects")
 
     async def _checked_address(self, url: httpx.URL) -> str:
-        host = url.host
+        host = _ascii_host(url)
         port = url.port or (443 if url.scheme == "https" else 80)
         try:
             addresses = await self.resolver(host, port)
@@ -498,8 +498,14 @@ def _parse_url(url: str) -> httpx.URL:
     return parsed.copy_with(fragment=None)
 
 
+def _ascii_host(url: httpx.URL) -> str:
+    """The host as DNS, the Host header and SNI want it: an IDN in punycode (`url.host` is Unicode)."""
+    return url.raw_host.decode("ascii")
+
+
 def _host_header(url: httpx.URL) -> str:
-    host = f"[{url.host}]" if ":" in url.host else url.host
+    ascii_host = _ascii_host(url)
+    host = f"[{ascii_host}]" if ":" in ascii_host else ascii_host
     return host if url.port is None else f"{host}:{url.port}"
 
 
