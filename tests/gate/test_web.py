@@ -9,8 +9,10 @@ import http.server
 import io
 import shutil
 import ssl
+import struct
 import subprocess
 import threading
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,7 @@ from arena.gate.tools.web import (
     AddressRefused,
     BraveBackend,
     SafeFetcher,
+    SearchHit,
     SearxngBackend,
     address_refusal,
     search_tools,
@@ -71,6 +74,7 @@ class PageServer:
                 Route("/odd-charset", self.odd_charset),
                 Route("/big", self.big),
                 Route("/png", self.png),
+                Route("/broken.png", self.broken_png),
                 Route("/slow", self.slow),
                 Route("/gz", self.gz),
                 Route("/thumb/{n}", self.thumb),
@@ -99,6 +103,22 @@ class PageServer:
     async def png(self, request: Request) -> Response:
         self._hit(request)
         return Response(b"\x89PNG\r\n\x1a\n" + b"\0" * 100, media_type="image/png")
+
+    async def broken_png(self, request: Request) -> Response:
+        # a zlib stream cut by a chunk of unknown type: Pillow raises SyntaxError, not OSError
+        def chunk(kind: bytes, body: bytes) -> bytes:
+            return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+        self._hit(request)
+        data = zlib.compress(b"".join(b"\0" + bytes([200, 30, 120]) * 64 for _ in range(48)))
+        body = (
+            b"\x89PNG\r\n\x1a\n"
+            + chunk(b"IHDR", struct.pack(">IIBBBBB", 64, 48, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", data[: len(data) // 2])
+            + chunk(b"ID\x00T", data[len(data) // 2 :])
+            + chunk(b"IEND", b"")
+        )
+        return Response(body, media_type="image/png")
 
     async def slow(self, request: Request) -> Response:
         self._hit(request)
@@ -402,6 +422,20 @@ class TestSearch:
         assert result.images[0].note.startswith("web image result 1:")
         assert "shown as img_1" in result.observation and "4. Hillside town 4" in result.observation
         assert "/thumb/1" in [path for path, _ in pages.hits]
+
+    async def test_a_broken_thumbnail_is_skipped_not_fatal(self, pages: PageServer, street: Image.Image) -> None:
+        class Backend:
+            name = "fixed"
+
+            async def search(self, query: str, *, images: bool, limit: int) -> list[SearchHit]:
+                return [
+                    SearchHit("Broken", "https://a.example/", thumbnail_url=pages.base + "/broken.png"),
+                    SearchHit("Fine", "https://b.example/", thumbnail_url=pages.base + "/thumb/2"),
+                ]
+
+        result = await self.tools(Backend())["web_image_search"].run({"query": "town"}, ImageRegistry(street))
+        assert [e.note for e in result.images] == ["web image result 2: Fine (https://b.example/)"]
+        assert "1. Broken" in result.observation and "shown as img_1" in result.observation
 
     async def test_searxng_without_json_format_explains(self, pages: PageServer, street: Image.Image) -> None:
         async with httpx.AsyncClient() as http:

@@ -308,8 +308,10 @@ async def _fetch_thumbnail(fetcher: SafeFetcher, hit: SearchHit) -> Image.Image 
                 url, accept_images=True, max_bytes=MAX_THUMBNAIL_BYTES, timeout=THUMBNAIL_TIMEOUT
             )
             return await asyncio.to_thread(_decode_thumbnail, page.body)
-        except (ToolFailure, OSError, ValueError, Image.DecompressionBombError):
-            continue  # a missing thumbnail is not worth failing the search for
+        except (ToolFailure, OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError):
+            # a missing or broken thumbnail is not worth failing the search for (Pillow
+            # reports some broken files, e.g. a PNG with a damaged chunk, as SyntaxError)
+            continue
     return None
 
 
