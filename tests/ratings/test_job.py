@@ -73,6 +73,15 @@ class TestLeaderboardApi:
         embedded = re.search(r'<script type="application/json" id="lb-data">(.*?)</script>', page, re.DOTALL)
         assert embedded and json.loads(embedded.group(1))["votes_used"] == 12
 
+    async def test_the_page_names_the_confidence_level_the_snapshot_used(self, client, app):
+        sessions = app.state.sessionmaker
+        with sessions() as session:
+            seed_arena(session)
+        rank_database(sessions, RankOptions(ci="sandwich", level=0.9))
+        page = (await client.get("/leaderboard")).text
+        assert "95%" not in page
+        assert "90% confidence intervals" in page and "90% CI" in page and "Ratings with 90% intervals" in page
+
     async def test_votes_cast_in_the_arena_reach_the_leaderboard(self, client, app, photo_bytes):
         from tests.battles.test_flow import run_battle
 
