@@ -10,6 +10,7 @@ written to the image store, so the voter's page can show it from
 from __future__ import annotations
 
 import io
+import threading
 from dataclasses import dataclass
 
 from PIL import Image
@@ -41,24 +42,29 @@ class ImageRegistry:
     def __init__(self, photo: Image.Image, store: ImageStore | None = None, photo_sha256: str = "") -> None:
         self._store = store
         self._images: dict[str, RegisteredImage] = {}
+        # Tools add from worker threads, and one that timed out may still be adding
+        # while the next call runs: the checks, the new id and the insert go together.
+        self._lock = threading.Lock()
         self._images["img_0"] = RegisteredImage(
             "img_0", photo.convert("RGB"), "the photo of the question", photo_sha256
         )
 
     def add(self, image: Image.Image, note: str) -> RegisteredImage:
         """Register a produced image under the next id and store it."""
-        if len(self._images) >= MAX_IMAGES:
-            raise ImageToolError(f"this trajectory already holds {MAX_IMAGES} images; work with the existing ones")
-        held = sum(e.image.width * e.image.height for e in self._images.values())
-        if held + image.width * image.height > MAX_TOTAL_PIXELS:
-            raise ImageToolError(
-                "this trajectory's images are too large in total; work on smaller regions or with the existing images"
-            )
-        image_id = f"img_{len(self._images)}"
-        sha = self._store.put(jpeg_bytes(image), "jpg") if self._store is not None else ""
-        entry = RegisteredImage(image_id, image.convert("RGB"), note, sha)
-        self._images[image_id] = entry
-        return entry
+        with self._lock:
+            if len(self._images) >= MAX_IMAGES:
+                raise ImageToolError(f"this trajectory already holds {MAX_IMAGES} images; work with the existing ones")
+            held = sum(e.image.width * e.image.height for e in self._images.values())
+            if held + image.width * image.height > MAX_TOTAL_PIXELS:
+                raise ImageToolError(
+                    "this trajectory's images are too large in total; work on smaller regions or with the existing "
+                    "images"
+                )
+            image_id = f"img_{len(self._images)}"
+            sha = self._store.put(jpeg_bytes(image), "jpg") if self._store is not None else ""
+            entry = RegisteredImage(image_id, image.convert("RGB"), note, sha)
+            self._images[image_id] = entry
+            return entry
 
     def get(self, image_id: object) -> RegisteredImage:
         if not isinstance(image_id, str) or image_id not in self._images:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -48,3 +50,19 @@ class TestImageRegistry:
         sent = contender_image(huge)
         assert (sent.width, sent.height) == (2048, 1073)  # 3840x2012 scaled down
         assert sent.jpeg[:3] == b"\xff\xd8\xff"
+
+    def test_concurrent_adds_get_distinct_ids(self, street: Image.Image, tmp_path: Path) -> None:
+        # An image tool that timed out keeps running in its worker thread and registers its
+        # image while the next call registers another: both took the same id, one was lost.
+        class SlowStore(ImageStore):
+            def put(self, data: bytes, ext: str = "jpg") -> str:
+                time.sleep(0.2)
+                return super().put(data, ext)
+
+        registry = ImageRegistry(street, SlowStore(tmp_path))
+        images = [crop(street, [0, 0, 0.5, 0.5]), crop(street, [0.5, 0.5, 1, 1]), crop(street, [0, 0.5, 0.5, 1])]
+        with ThreadPoolExecutor(3) as pool:
+            entries = list(pool.map(lambda im: registry.add(im, "crop"), images))
+        assert sorted(e.id for e in entries) == ["img_1", "img_2", "img_3"]
+        assert registry.ids() == ["img_0", "img_1", "img_2", "img_3"]
+        assert {registry.get(e.id).sha256 for e in entries} == {e.sha256 for e in entries}
