@@ -95,6 +95,8 @@ def _json_array(path: Path) -> Iterator[tuple[str, Any]]:
 
 
 def _csv(path: Path) -> Iterator[tuple[str, Any]]:
+    # the csv module refuses cells over 128 KiB by default; an exported answer can be longer
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     with path.open(encoding="utf-8", newline="") as f:
         reader = csv.DictReader(f)
         for record in reader:

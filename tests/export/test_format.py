@@ -115,6 +115,12 @@ class TestFiles:
         assert back == rows
         assert check_file(path) == 8
 
+    def test_csv_with_an_answer_longer_than_the_csv_modules_default_cell_limit_reads_back(self, tmp_path):
+        rows = [row(0, answer_a="x " * 100_000, answer_b="y")]
+        path = tmp_path / "votes.csv"
+        path.write_bytes(b"".join(write_rows(iter(rows), "csv", answers=True)))
+        assert [r for _, r in iter_rows(path)] == rows
+
     def test_parquet_is_written_in_row_groups_and_opens_in_pyarrow(self, tmp_path):
         rows = [row(i) for i in range(12_000)]
         path = write(tmp_path / "votes.parquet", rows, "parquet")
