@@ -75,13 +75,17 @@ def run(args: argparse.Namespace) -> int:
         log, excluded = log_from_file(args.input)
         with _progress(options) as progress:
             snapshot = build_snapshot(log, options, excluded=excluded, progress=progress)
-        _deliver(snapshot, args.output, None)
-        return 0
+        if args.output is not None:
+            _deliver(snapshot, args.output, None)
+            return 0
     from arena.db.session import make_engine, make_sessionmaker
 
     engine = make_engine(settings.resolved_database_url)
     sessions = make_sessionmaker(engine)
     try:
+        if args.input is not None:  # a file's snapshot, stored like the database's
+            _deliver(snapshot, None, sessions)
+            return 0
         last_seen: tuple[int, int] | None = None
         cache: dict[int, tuple[float, ...]] = {}  # style features of answers already counted
         while True:

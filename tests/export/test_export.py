@@ -199,6 +199,21 @@ class TestRoundTrip:
         assert cli(monkeypatch, database_url, "rank", "--input", str(export), "--output", str(from_file), "--rounds", "10", "--seed", "4") == 0
         assert json.loads(from_file.read_text())["leaderboard"] == snapshot["leaderboard"]
 
+    def test_rank_of_a_file_without_output_stores_the_snapshot(self, database_url, tmp_path, monkeypatch, capsys):
+        sessions = make_sessionmaker(make_engine(database_url))
+        with sessions() as session:
+            seed_arena(session)
+        export = tmp_path / "votes.jsonl"
+        assert cli(monkeypatch, database_url, "export", str(export)) == 0
+        with sessions() as session:
+            session.query(Vote).delete()
+            session.commit()
+        assert cli(monkeypatch, database_url, "rank", "--input", str(export), "--ci", "sandwich") == 0
+        assert "snapshot #1: 12 votes used, 3 excluded" in capsys.readouterr().out
+        with sessions() as session:
+            stored = session.scalars(select(LeaderboardSnapshot)).one()
+            assert stored.votes_used == 12
+
     def test_rank_refuses_every_with_input(self, database_url, tmp_path, monkeypatch, capsys):
         assert cli(monkeypatch, database_url, "rank", "--input", str(tmp_path / "x.jsonl"), "--every", "10m") == 1
         assert "--every" in capsys.readouterr().err
