@@ -294,6 +294,9 @@ class _AnswerSplitter:
     """
 
     HOLD = 40  # characters held in a final turn to spot a leading marker
+    # A marker completed by new text starts at most this far before it: searching only
+    # there keeps a long turn linear (searching all the text per delta was quadratic).
+    LOOKBACK = 200
 
     def __init__(self, *, final: bool, fallback: bool) -> None:
         self.final = final
@@ -302,13 +305,17 @@ class _AnswerSplitter:
         self.answering = False
         self.emitted = False
         self._sent = 0  # characters of self.text already sent as answer
+        self._action_at: int | None = None  # where the first Action marker starts
 
     def feed(self, piece: str) -> list[str]:
+        start = max(0, len(self.text) - self.LOOKBACK)
         self.text += piece
         if not self.answering:
-            marker = FINAL_MARKER.search(self.text)
-            action = ACTION_MARKER.search(self.text) if self.fallback else None
-            if marker and not (action and action.start() < marker.start()):
+            marker = FINAL_MARKER.search(self.text, start)
+            if self.fallback and self._action_at is None:
+                action = ACTION_MARKER.search(self.text, start)
+                self._action_at = action.start() if action else None
+            if marker and not (self._action_at is not None and self._action_at < marker.start()):
                 self.answering = True
                 self._sent = marker.end()
             elif self.final and len(self.text) >= self.HOLD and not marker:

@@ -294,6 +294,22 @@ class TestAnswerSplitter:
         ]
 
 
+    def test_a_long_streamed_thought_costs_linear_time(self) -> None:
+        # Each delta searched the whole text held so far for both markers: 6,000 deltas of a
+        # long thought blocked the event loop for about half a minute.
+        s = _AnswerSplitter(final=False, fallback=True)
+        started = time.perf_counter()
+        for i in range(6_000):
+            assert s.feed(f"the sign {i} reads a street name in Latin script near a river ") == []
+        assert time.perf_counter() - started < 2.0
+        assert s.feed("\nFinal answer: Lyon") == ["Lyon"]
+
+    def test_an_early_action_still_holds_back_a_much_later_marker(self) -> None:
+        s = _AnswerSplitter(final=False, fallback=True)
+        assert s.feed('Thought: zoom.\nAction: {"tool": "crop", "arguments": {"note": "') == []
+        assert s.feed("x" * 5000) == []
+        assert s.feed('"}}\nFinal answer: Lyon') == []
+
 class ScriptedChat:
     """A chat model in process, for what needs no HTTP."""
 
