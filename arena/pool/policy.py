@@ -27,6 +27,7 @@ contender simply gets another chance).
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
@@ -83,6 +84,11 @@ class SamplingConfig:
             failure_threshold=int(section.get("failure_threshold", 3)),
             cooldown_seconds=float(section.get("cooldown_seconds", 300.0)),
         )
+        not_finite = sorted(name for name, w in weights.items() if not math.isfinite(w))
+        if not_finite:  # TOML has inf and nan; an infinite weight makes every draw fail
+            raise ValueError(f"[sampling]: the weight of {', '.join(map(repr, not_finite))} must be a finite number")
+        if not math.isfinite(config.new_contender_boost):
+            raise ValueError("[sampling]: new_contender_boost must be a finite number")
         if config.new_contender_boost <= 0 or config.boost_until_votes < 0:
             raise ValueError("[sampling]: new_contender_boost must be > 0 and boost_until_votes >= 0")
         if config.failure_threshold < 1 or config.cooldown_seconds < 0:

@@ -136,3 +136,19 @@ class TestConfig:
     def test_mistakes_are_explained(self, sampling: dict[str, object], message: str) -> None:
         with pytest.raises(ValueError, match=message):
             PoolPolicy.from_config(pool({"a": 1, "b": 1, "c": 1}, **sampling))
+
+    @pytest.mark.parametrize(
+        ("weights", "sampling"),
+        [
+            ({"a": float("inf"), "b": 1, "c": 1}, {}),  # TOML's inf passes the contender's `weight >= 0`
+            ({"a": 1, "b": 1, "c": 1}, {"weights": {"b": float("inf")}}),
+            ({"a": 1, "b": 1, "c": 1}, {"weights": {"b": float("nan")}}),
+            ({"a": 1, "b": 1, "c": 1}, {"new_contender_boost": float("inf"), "boost_until_votes": 10}),
+            ({"a": 1, "b": 1, "c": 1}, {"new_contender_boost": float("nan"), "boost_until_votes": 10}),
+        ],
+    )
+    def test_weights_must_be_finite(self, weights: dict[str, float], sampling: dict[str, object]) -> None:
+        # an infinite weight made every draw raise ValueError ("Total of weights must be
+        # finite"): a 500 for every new battle instead of an error at start-up
+        with pytest.raises(ValueError, match="finite"):
+            PoolPolicy.from_config(pool(weights, **sampling))
