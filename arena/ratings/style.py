@@ -43,8 +43,10 @@ ORDERED = re.compile(r"^[ \t]*\d{1,9}[.)][ \t]+\S", re.MULTILINE)
 UNORDERED = re.compile(r"^[ \t]*[-*+][ \t]+\S", re.MULTILINE)
 LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+", re.MULTILINE)
 INLINE_CODE = re.compile(r"(`+)[^`]*?\1")
-BOLD_STARS = re.compile(r"\*\*(?=\S)[^\n]+?(?<=\S)\*\*")
-BOLD_UNDERSCORES = re.compile(r"(?<!\w)__(?=\S)[^\n]+?(?<=\S)__(?!\w)")
+# Bold: an opening marker before a non-space, then the nearest closing marker
+# after a non-space on the same line (see `_bold_spans`).
+BOLD_STARS = (re.compile(r"\*\*(?=\S)"), re.compile(r"(?<=\S)\*\*"))
+BOLD_UNDERSCORES = (re.compile(r"(?<!\w)__(?=\S)"), re.compile(r"(?<=\S)__(?!\w)"))
 ITALIC_STAR = re.compile(r"(?<![*\w])\*(?=[^\s*])[^*\n]*?(?<=[^\s*])\*(?![*\w])")
 ITALIC_UNDERSCORE = re.compile(r"(?<![_\w])_(?=[^\s_])[^_\n]*?(?<=[^\s_])_(?![_\w])")
 
@@ -81,9 +83,11 @@ def style_features(text: str) -> dict[str, Any]:
     italic = {"*": 0, "_": 0}
     if "*" in no_code or "_" in no_code:
         body = LIST_MARKER.sub("", no_code)
-        bold["**"] = len(BOLD_STARS.findall(body))
-        bold["__"] = len(BOLD_UNDERSCORES.findall(body)) if "__" in body else 0
-        unbolded = BOLD_UNDERSCORES.sub(" ", BOLD_STARS.sub(" ", body))
+        stars = _bold_spans(body, BOLD_STARS) if "**" in body else []
+        bold["**"] = len(stars)
+        bold["__"] = len(_bold_spans(body, BOLD_UNDERSCORES)) if "__" in body else 0
+        unstarred = _blank_spans(body, stars)
+        unbolded = _blank_spans(unstarred, _bold_spans(unstarred, BOLD_UNDERSCORES)) if "__" in unstarred else unstarred
         italic["*"] = len(ITALIC_STAR.findall(unbolded)) if "*" in unbolded else 0
         italic["_"] = len(ITALIC_UNDERSCORE.findall(unbolded)) if "_" in unbolded else 0
     return {
@@ -522,6 +526,52 @@ def _solve_or_least_squares(matrix: FloatArray, vector: FloatArray) -> FloatArra
         return np.linalg.solve(matrix, vector)
     except np.linalg.LinAlgError:
         return np.linalg.lstsq(matrix, vector, rcond=None)[0]
+
+
+def _bold_spans(text: str, markers: tuple[re.Pattern[str], re.Pattern[str]]) -> list[tuple[int, int]]:
+    """(start, end) of each bold span, left to right, in linear time.
+
+    What the lazy pattern `open [^\\n]+? close` finds, without its cost: that
+    pattern rescans the rest of the line from every opener that never closes
+    ("**a **a **a ..."), quadratic in the line's length. Here the nearest
+    closer is searched once and reused while it still lies ahead, and a line
+    whose nearest closer is past its end is skipped whole (any later opener on
+    it would find the same or a later closer).
+    """
+    opener, closer = markers
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    close: re.Match[str] | None = None
+    line_end = -1
+    while (found := opener.search(text, pos)) is not None:
+        start = found.start()
+        if close is None or close.start() < start + 3:  # at least one character inside
+            close = closer.search(text, start + 3)
+            if close is None:
+                break  # no closer anywhere ahead: no later opener closes either
+        if line_end < start:
+            line_end = text.find("\n", start)
+            if line_end == -1:
+                line_end = len(text)
+        if close.start() > line_end:
+            pos = line_end + 1
+            continue
+        spans.append((start, close.end()))
+        pos = close.end()
+    return spans
+
+
+def _blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """The text with each span replaced by one space."""
+    if not spans:
+        return text
+    parts, last = [], 0
+    for start, end in spans:
+        parts.append(text[last:start])
+        parts.append(" ")
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 def _outside_fences(text: str) -> str:
