@@ -249,8 +249,9 @@ def _check_metadata(meta: Any) -> list[str]:
     problems = []
     for side in ("a", "b"):
         tokens = meta.get(f"sum_assistant_{side}_tokens")
-        if tokens is not None and not _count(tokens):
-            problems.append(f"conv_metadata.sum_assistant_{side}_tokens must be a whole number >= 0")
+        # stored in responses.output_tokens, a 32-bit integer on PostgreSQL
+        if tokens is not None and not (_count(tokens) and tokens < 2**31):
+            problems.append(f"conv_metadata.sum_assistant_{side}_tokens must be a whole number >= 0 (and below 2^31)")
         for group in ("header_count", "list_count", "bold_count", "italic_count"):
             value = meta.get(f"{group}_{side}")
             if value is None:

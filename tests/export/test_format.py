@@ -95,6 +95,7 @@ class TestRow:
             ({"language_code": "x" * 17}, "language_code is longer than 16 characters"),
             ({"prompt": "a\x00b"}, "prompt must not contain NUL"),
             ({"answer_b": "\x00"}, "answer_b must not contain NUL"),
+            ({"conv_metadata": {"sum_assistant_b_tokens": 2**31}}, "sum_assistant_b_tokens must be a whole number"),
         ],
     )
     def test_bad_rows_say_why(self, change, reason):
