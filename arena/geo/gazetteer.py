@@ -25,7 +25,7 @@ import threading
 import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from functools import cache
+from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
@@ -217,7 +217,7 @@ def fold(text: str) -> str:
     return "".join(_fold_letter(ch) for ch in text)
 
 
-@cache
+@lru_cache(maxsize=1 << 16)  # bounded: questions bring letters of their own choosing
 def _fold_letter(ch: str) -> str:
     # Accents go only where they are diacritics: in kana the same marks
     # (dakuten) make different letters.

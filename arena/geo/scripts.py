@@ -12,7 +12,7 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 # (first, last, script); checked in order, first hit wins.
 _RANGES: tuple[tuple[int, int, str], ...] = (
@@ -150,7 +150,9 @@ def detect_scripts(text: str, *, min_letters: int = 2) -> ScriptReport:
     return ScriptReport(counts=dict(counts.most_common()), hints=tuple(hints), priors=priors)
 
 
-@cache  # a few thousand distinct letters; the gazetteer asks millions of times
+# The gazetteer's names use about 5,000 distinct letters and ask millions of times;
+# bounded, because battle questions (matched too) bring letters of their own choosing.
+@lru_cache(maxsize=1 << 16)
 def script_of(ch: str) -> str | None:
     """The script of one letter, or None for digits, punctuation and symbols."""
     if not ch.isalpha():

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from arena.geo.gazetteer import Gazetteer, Match, fold, load_gazetteer
+from arena.geo.gazetteer import Gazetteer, Match, _fold_letter, fold, load_gazetteer
+from arena.geo.scripts import script_of
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +102,13 @@ class TestPlaces:
         assert fold("SÃO Paulo") == "sao paulo"
         assert fold("ジ") == "ジ"  # dakuten is part of the letter, not an accent
         assert fold("ＴＯＫＹＯ") == "tokyo"  # full-width forms from East Asian signs
+
+    def test_per_letter_caches_stay_bounded(self, gazetteer: Gazetteer) -> None:
+        # The battle's question is matched too, so people choose these letters: with unbounded
+        # caches, questions cycling through Unicode grew each process by about 240 MB.
+        letters = [chr(c) for c in range(0x3400, 0x3400 + 120_000) if not 0xD800 <= c <= 0xDFFF]
+        for i in range(0, len(letters), 2000):
+            gazetteer.match("é" + "".join(letters[i : i + 2000]))
+        assert _fold_letter.cache_info().currsize <= 70_000
+        assert script_of.cache_info().currsize <= 70_000
+        assert gazetteer.match("Ankunft in München Hauptbahnhof")[0].places[0].name == "Munich"
