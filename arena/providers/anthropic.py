@@ -145,19 +145,19 @@ def to_anthropic_messages(
             blocks: list[dict[str, Any]] = []
             if m.tool_calls and thinking and m.tool_calls[0].id in thinking:
                 blocks += thinking[m.tool_calls[0].id]  # signed thinking goes first, unchanged
-            if m.content:
+            if m.content.strip():  # the API refuses a text block of only whitespace
                 blocks.append({"type": "text", "text": m.content})
             for call in m.tool_calls:
                 blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments})
             role = "assistant"
         elif m.role == "tool":
-            inner: list[dict[str, Any]] = [{"type": "text", "text": m.content or "(no output)"}]
+            inner: list[dict[str, Any]] = [{"type": "text", "text": m.content if m.content.strip() else "(no output)"}]
             inner += [_image_block(img.base64()) for img in m.images]
             blocks = [{"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": inner}]
             role = "user"
         else:
             blocks = [_image_block(img.base64()) for img in m.images]
-            if m.content:
+            if m.content.strip():
                 blocks.append({"type": "text", "text": m.content})
             role = "user"
         if not blocks:

@@ -297,6 +297,29 @@ class TestAnthropicTools:
                           "content": [{"type": "text", "text": "3 results"}]}  # fmt: skip
 
 
+    async def test_whitespace_only_text_is_not_sent_as_a_block(self, server: Loopback, http: httpx.AsyncClient) -> None:
+        # The API refuses a text block of only whitespace (400 "text content blocks must contain
+        # non-whitespace text"); a turn that said "\n\n" before its tool call made every later turn fail.
+        history = [
+            *ASK,
+            ChatMessage(role="assistant", content="\n\n", tool_calls=(
+                ToolCall(id="toolu_01", name="crop", arguments={"box": [0, 0, 1, 1]}),
+            )),
+            ChatMessage(role="tool", content="  \n", tool_call_id="toolu_01", name="crop"),
+            ChatMessage(role="assistant", content=" "),
+            ChatMessage(role="user", content="Continue."),
+        ]  # fmt: skip
+        server.scripts.append(sse(message(text_block(0, "Lisbon."))))
+        await collect(claude(http, server.url), history, (CROP,))
+        turns = server.received[0].body["messages"]
+        assert [t["role"] for t in turns] == ["user", "assistant", "user"]
+        assert turns[1]["content"] == [
+            {"type": "tool_use", "id": "toolu_01", "name": "crop", "input": {"box": [0, 0, 1, 1]}},
+        ]
+        texts = [b["text"] for t in turns for b in t["content"] if b["type"] == "text"]
+        texts += [c["text"] for t in turns for b in t["content"] if b["type"] == "tool_result" for c in b["content"]]
+        assert all(text.strip() for text in texts)
+
 class TestAnthropicThinking:
     async def test_signed_thinking_goes_back_with_the_tool_calls(
         self, server: Loopback, http: httpx.AsyncClient
