@@ -24,7 +24,7 @@ from typing import Any
 import pycountry
 
 from arena.db.tables import BATTLE_STATUSES
-from arena.ratings.style import feature_vector
+from arena.ratings.style import TOKEN, feature_vector
 
 WINNERS = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
 CHOICE_TO_WINNER = {v: k for k, v in WINNERS.items()}
@@ -111,7 +111,7 @@ def to_row(vote: ExportVote) -> dict[str, Any]:
         "anony": NOT_ANONYMOUS not in vote.flags,
         "language": language_name(vote.language),
         "tstamp": vote.voted_at.timestamp(),
-        "conv_metadata": conv_metadata(vote.counts_a, vote.counts_b),
+        "conv_metadata": conv_metadata(vote.counts_a, vote.counts_b, prompt_tokens=len(TOKEN.findall(vote.prompt))),
         "dedup_tag": {"high_freq": False, "sampled": True},
         "prompt": vote.prompt,
         "image_sha256": vote.image_sha256,
@@ -131,12 +131,13 @@ def to_row(vote: ExportVote) -> dict[str, Any]:
     return row
 
 
-def conv_metadata(counts_a: Mapping[str, Any], counts_b: Mapping[str, Any]) -> dict[str, Any]:
-    """FastChat's conv_metadata from two `style_features` results."""
-    meta: dict[str, Any] = {"sum_user_tokens": 0, "turns": 1}
+def conv_metadata(counts_a: Mapping[str, Any], counts_b: Mapping[str, Any], *, prompt_tokens: int = 0) -> dict[str, Any]:
+    """FastChat's conv_metadata from two `style_features` results; with one
+    turn the user's tokens and each side's context are the prompt's tokens."""
+    meta: dict[str, Any] = {"sum_user_tokens": prompt_tokens, "turns": 1}
     for side, counts in (("a", counts_a), ("b", counts_b)):
         meta[f"sum_assistant_{side}_tokens"] = int(counts.get("tokens", 0))
-        meta[f"context_{side}_tokens"] = 0
+        meta[f"context_{side}_tokens"] = prompt_tokens
         meta[f"header_count_{side}"] = {h: int(counts.get("header_count", {}).get(h, 0)) for h in HEADERS}
         lists = counts.get("list_count", {})
         meta[f"list_count_{side}"] = {k: int(lists.get(k, 0)) for k in ("ordered", "unordered")}

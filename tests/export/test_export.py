@@ -61,6 +61,18 @@ class TestExportEndpoint:
         assert first["conv_metadata"]["header_count_a"]["h1"] == 1 and first["gps_count_a"] == 1
         assert first["gate_a"] is False and "answer_a" not in first
 
+    async def test_conv_metadata_counts_the_prompt_as_the_user_turn(self, client, app):
+        from arena.ratings.style import style_features
+
+        seeded(app)
+        response = await client.get("/api/admin/votes/export?format=jsonl", headers=AUTH)
+        row = json.loads(response.text.splitlines()[0])
+        prompt_tokens = style_features(row["prompt"])["tokens"]
+        assert prompt_tokens > 0
+        meta = row["conv_metadata"]
+        # FastChat: the user's tokens, and each side's context before its answer (one turn: the prompt)
+        assert meta["sum_user_tokens"] == meta["context_a_tokens"] == meta["context_b_tokens"] == prompt_tokens
+
     async def test_since_and_formats(self, client, app):
         seeded(app)
         recent = await client.get("/api/admin/votes/export?format=jsonl&since=2026-01-01T00:10:00Z", headers=AUTH)
