@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel
 from starlette.datastructures import UploadFile
+from starlette.types import Message
 
 from arena.battles import repository
 from arena.battles.language import guess_language
@@ -71,7 +72,9 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
             raise ApiError(429, "rate_limited",
                            f"You have started {started} battles in the last minute; please wait a moment "
                            "before starting another.", headers={"Retry-After": "60"})
-    form = await request.form(max_files=1, max_fields=4)
+    # The body is counted as it arrives: a chunked upload has no Content-Length
+    # to refuse up front, and the form parser would spool all of it to disk.
+    form = await _limited(request, settings.max_upload_bytes).form(max_files=1, max_fields=4)
     upload, prompt = form.get("image"), form.get("prompt")
     if not isinstance(upload, UploadFile):
         raise ApiError(422, "missing_image", "Attach a photo in the `image` field.")
@@ -148,6 +151,24 @@ async def vote(battle_id: str, body: VoteIn, request: Request, session: SessionD
     response = JSONResponse(RevealOut(**reveal.__dict__).model_dump())
     _ensure_voter_cookie(request, response, voter_id)
     return response
+
+
+def _limited(request: Request, max_bytes: int) -> Request:
+    """The same request, whose body refuses to grow past the upload limit (413)."""
+    limit = max_bytes + 64 * 1024  # room for the prompt and multipart framing
+    received = 0
+
+    async def receive() -> Message:
+        nonlocal received
+        message = await request.receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise ApiError(413, "file_too_large",
+                               f"The upload is larger than the {max_bytes // (1024 * 1024)} MB limit.")
+        return message
+
+    return Request(request.scope, receive)
 
 
 def _client_ip(request: Request) -> str:

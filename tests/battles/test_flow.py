@@ -269,3 +269,30 @@ class TestRateLimit:
         with app.state.sessionmaker() as session:
             hashes = {b.ip_hash for b in session.scalars(select(Battle))}
         assert len(hashes) == 1 and "127.0.0.1" not in hashes.pop()
+
+
+class TestChunkedUpload:
+    @pytest.fixture
+    def settings(self, settings):
+        return settings.model_copy(update={"max_upload_bytes": 256 * 1024})
+
+    async def test_upload_without_content_length_is_cut_off_at_the_limit(self, client, app):
+        limit = app.state.settings.max_upload_bytes
+        boundary = "arena-test-boundary"
+        head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"prompt\"\r\n\r\nWhere?\r\n"
+                f"--{boundary}\r\nContent-Disposition: form-data; name=\"image\"; filename=\"big.jpg\"\r\n"
+                "Content-Type: image/jpeg\r\n\r\n").encode()
+        sent = 0
+
+        async def body():  # no length known up front: httpx sends it chunked
+            nonlocal sent
+            for chunk in [head, b"\xff\xd8"] + [b"0" * 65536] * (20 * limit // 65536):
+                sent += len(chunk)
+                yield chunk
+            yield f"\r\n--{boundary}--\r\n".encode()
+
+        response = await client.post("/api/battles", content=body(),
+                                     headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+        assert response.status_code == 413
+        assert response.json()["error"] == "file_too_large"
+        assert sent < 2 * limit  # the server stopped reading instead of spooling all 20x the limit
