@@ -306,6 +306,7 @@ class _AnswerSplitter:
         self.emitted = False
         self._sent = 0  # characters of self.text already sent as answer
         self._action_at: int | None = None  # where the first Action marker starts
+        self._held_marker = False  # a marker was seen after an Action (so not the answer's)
 
     def feed(self, piece: str) -> list[str]:
         start = max(0, len(self.text) - self.LOOKBACK)
@@ -318,7 +319,10 @@ class _AnswerSplitter:
             if marker and not (self._action_at is not None and self._action_at < marker.start()):
                 self.answering = True
                 self._sent = marker.end()
-            elif self.final and len(self.text) >= self.HOLD and not marker:
+            elif marker:
+                self._held_marker = True
+                return []
+            elif self.final and len(self.text) >= self.HOLD and not self._held_marker:
                 self.answering = True
                 self._sent = 0
             else:

@@ -310,6 +310,13 @@ class TestAnswerSplitter:
         assert s.feed("x" * 5000) == []
         assert s.feed('"}}\nFinal answer: Lyon') == []
 
+    def test_a_held_back_marker_keeps_a_final_turn_held_however_long_it_goes_on(self) -> None:
+        s = _AnswerSplitter(final=True, fallback=True)
+        assert s.feed('Action: {"tool": "crop"}\nFinal answer: Lyon, on the Rhône.') == []
+        for _ in range(20):
+            assert s.feed(" The signs are French and the bridge is typical of the city.") == []
+        assert s.finish()[0].startswith("Lyon, on the Rhône.")
+
 class ScriptedChat:
     """A chat model in process, for what needs no HTTP."""
 
