@@ -80,3 +80,56 @@ class TestConstraints:
             assert session.get(Battle, "b" * 32).flags == ["identity_leak"]
             response = session.query(Response).one()
             assert response.trajectory[0]["args"]["box"] == [0, 0, 0.5, 0.5]
+
+
+class TestConcurrentUpgrade:
+    def test_replicas_starting_together_wait_for_each_other(self, tmp_path):
+        """N replicas run `arena db upgrade` at once on a fresh PostgreSQL: the
+        later ones wait for the first, then find the schema at head."""
+        import subprocess
+        import sys
+        import time
+        import uuid
+
+        import psycopg
+        from alembic import command
+        from sqlalchemy import text
+        from sqlalchemy.engine import make_url
+
+        from arena.db.migrate import alembic_config
+        from tests.conftest import POSTGRES_ADMIN_URL
+
+        admin = make_url(POSTGRES_ADMIN_URL)
+        dsn = admin.set(drivername="postgresql").render_as_string(hide_password=False)
+        name = f"geoarena_race_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        url = admin.set(database=name).render_as_string(hide_password=False)
+        engine = make_engine(url)
+        try:
+            with engine.connect() as conn, conn.begin():
+                # the first replica, mid-migration: its transaction is still open
+                config = alembic_config(url)
+                config.attributes["connection"] = conn
+                command.upgrade(config, "head")
+                second = subprocess.Popen(
+                    [sys.executable, "-c", f"from arena.db.migrate import upgrade; upgrade({url!r})"],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                )
+                deadline = time.monotonic() + 30
+                with psycopg.connect(dsn, autocommit=True) as watch:
+                    while time.monotonic() < deadline:  # until the second one waits on a lock
+                        waiting = watch.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s "
+                                                "AND wait_event_type = 'Lock'", (name,)).fetchone()[0]
+                        if waiting:
+                            break
+                        assert second.poll() is None, second.communicate()[1][-2000:]
+                        time.sleep(0.05)
+            _, stderr = second.communicate(timeout=60)
+            assert second.returncode == 0, stderr[-2000:]
+            with engine.connect() as conn:
+                assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        finally:
+            engine.dispose()
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
