@@ -196,6 +196,9 @@ class BattleRun:
                     await self._fail(side, f"No complete answer within {self.runs.battle_timeout:.0f} s.")
         except asyncio.CancelledError:
             self._abandon()
+            # a watcher may still be here (shutdown, or one that joined as the
+            # last one left): `end` is always the last event it gets
+            self._publish(BattleEvent("end", {"status": "abandoned"}))
             raise
         status = "ready" if all(s.status == "done" for s in self.sides.values()) else "failed"
         flags = self._flags() if status == "ready" else []

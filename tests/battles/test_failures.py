@@ -87,3 +87,26 @@ class TestAbandonedBattle:
                 assert vote.status_code == 409
                 replay = parse_sse((await client.get(created["events_url"])).text)
                 assert replay[-1] == ("end", {"status": "abandoned"})
+
+
+class TestCancelledRun:
+    @pytest.fixture
+    def settings(self, tmp_path, database_url, openai_server):
+        return arena_settings(tmp_path, database_url, openai_server[0], {"slow-one": "slow-one", "slow-two": "slow-two"})
+
+    async def test_a_watcher_still_connected_gets_end_when_the_run_stops(self, client, app, photo_bytes):
+        """`end` is always the last event: a run stopped under a watcher (shutdown,
+        or a watcher joining just as the last one left) must say so, not go quiet."""
+        created = await start_battle(client, photo_bytes)
+        runs = app.state.battle_runs
+        events = runs.stream(created["battle_id"])
+        first = await asyncio.wait_for(anext(events), 10)
+        await runs.shutdown()
+
+        async def rest() -> str:
+            return "".join([chunk async for chunk in events])
+
+        tail = await asyncio.wait_for(rest(), 5)
+        assert parse_sse(first + tail)[-1] == ("end", {"status": "abandoned"})
+        with app.state.sessionmaker() as session:
+            assert session.get(Battle, created["battle_id"]).status == "abandoned"
