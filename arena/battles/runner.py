@@ -14,7 +14,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -189,11 +189,12 @@ class BattleRun:
     async def run(self) -> None:
         try:
             async with asyncio.timeout(self.runs.battle_timeout):
-                await asyncio.gather(*(self._pump(s) for s in self.sides.values()))
+                await asyncio.gather(*(self._guard(s, self._pump(s)) for s in self.sides.values()))
         except TimeoutError:
             for side in self.sides.values():
                 if side.status in ("pending", "streaming"):
-                    await self._fail(side, f"No complete answer within {self.runs.battle_timeout:.0f} s.")
+                    message = f"No complete answer within {self.runs.battle_timeout:.0f} s."
+                    await self._guard(side, self._fail(side, message))
         except asyncio.CancelledError:
             self._abandon()
             # a watcher may still be here (shutdown, or one that joined as the
@@ -201,12 +202,28 @@ class BattleRun:
             self._publish(BattleEvent("end", {"status": "abandoned"}))
             raise
         status = "ready" if all(s.status == "done" for s in self.sides.values()) else "failed"
-        flags = self._flags() if status == "ready" else []
-        await asyncio.to_thread(self._persist_battle, status, flags)
+        try:
+            flags = self._flags() if status == "ready" else []
+            await asyncio.to_thread(self._persist_battle, status, flags)
+        except Exception:
+            # the battle stays `running` in the database until it is found stale
+            log.exception("battle %s: could not store its outcome", self.battle_id)
+            status = "failed"
         self.finished = True
         if status == "ready":
             self._publish(BattleEvent("ready", {}))
         self._publish(BattleEvent("end", {"status": status}))
+
+    async def _guard(self, side: _Side, step: Awaitable[None]) -> None:
+        """Run one side's step; a fault of ours (the database, a hook) fails
+        that side instead of escaping `gather` and leaving the run hanging."""
+        try:
+            await step
+        except Exception:
+            log.exception("battle %s: side %s failed in the arena itself", self.battle_id, side.side)
+            side.status = "error"
+            side.error = "The arena could not store this answer."
+            self._publish(BattleEvent("error", {"side": side.side, "message": side.error}))
 
     async def _pump(self, side: _Side) -> None:
         contender = self.runs.pool.get(side.contender)

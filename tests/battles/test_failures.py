@@ -110,3 +110,34 @@ class TestCancelledRun:
         assert parse_sse(first + tail)[-1] == ("end", {"status": "abandoned"})
         with app.state.sessionmaker() as session:
             assert session.get(Battle, created["battle_id"]).status == "abandoned"
+
+
+class TestDatabaseFault:
+    @pytest.fixture
+    def settings(self, tmp_path, database_url, openai_server):
+        return arena_settings(tmp_path, database_url, openai_server[0], {"one": "echo-one", "two": "echo-two"})
+
+    async def test_a_failed_write_ends_the_stream_as_failed(self, client, app, photo_bytes, monkeypatch):
+        """A database error while storing one side (a failover, a locked SQLite
+        file) must not leave the stream open forever and the battle running."""
+        from sqlalchemy.exc import OperationalError
+
+        from arena.battles import repository
+
+        real = repository.update_response
+
+        def flaky(session, battle_id, side, **values):
+            if side == "a" and values.get("status") == "done":
+                raise OperationalError("UPDATE responses", {}, Exception("server closed the connection"))
+            return real(session, battle_id, side, **values)
+
+        monkeypatch.setattr(repository, "update_response", flaky)
+        created = await start_battle(client, photo_bytes)
+        response = await asyncio.wait_for(client.get(created["events_url"]), 10)
+        events = parse_sse(response.text)
+        assert events[-1] == ("end", {"status": "failed"})
+        assert "ready" not in [name for name, _ in events]
+        with app.state.sessionmaker() as session:
+            assert session.get(Battle, created["battle_id"]).status == "failed"
+        vote = await client.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "a"})
+        assert vote.status_code == 409
