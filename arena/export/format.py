@@ -26,6 +26,10 @@ import pycountry
 from arena.db.tables import BATTLE_STATUSES
 from arena.ratings.style import TOKEN, feature_vector
 
+# Text that a spreadsheet would run as a formula, behind any quotes already
+# added (so that a quote we add can always be told apart and taken off).
+SPREADSHEET_FORMULA = re.compile(r"^'*[=+\-@\t\r]")
+
 WINNERS = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
 CHOICE_TO_WINNER = {v: k for k, v in WINNERS.items()}
 # A FastChat vote cast with the names shown (`anony` false): kept, flagged, never

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from arena.export.format import FormatError, validate_row
+from arena.export.format import SPREADSHEET_FORMULA, FormatError, validate_row
 from arena.export.writers import NESTED
 
 SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -132,7 +132,7 @@ def _csv_row(record: dict[str, str | None]) -> dict[str, Any]:
             except ValueError as exc:
                 raise ValueError(f"tstamp must be a number, got {cell!r}") from exc
         else:
-            row[name] = cell
+            row[name] = cell[1:] if SPREADSHEET_FORMULA.match(cell) and cell.startswith("'") else cell
     return row
 
 

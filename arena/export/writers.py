@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from arena.export.format import ANSWER_COLUMNS, COLUMNS, HEADERS
+from arena.export.format import ANSWER_COLUMNS, COLUMNS, HEADERS, SPREADSHEET_FORMULA
 
 FORMATS = ("jsonl", "csv", "parquet")
 MEDIA_TYPES = {
@@ -123,7 +123,10 @@ def _csv_cell(name: str, value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)
-    return str(value)
+    text = str(value)
+    # A cell a spreadsheet would run as a formula (prompts and answers are
+    # untrusted) gets a leading quote; our reader takes it off again.
+    return "'" + text if SPREADSHEET_FORMULA.match(text) else text
 
 
 class _Drain(io.RawIOBase):

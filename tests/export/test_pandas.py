@@ -45,3 +45,19 @@ class TestPandas:
             assert len(frame) == len(jsonl)
             assert list(frame["winner"]) == list(jsonl["winner"])
             assert list(frame["model_a"]) == list(jsonl["model_a"])
+
+
+class TestCsvFormulas:
+    @pytest.mark.parametrize("text", ["=HYPERLINK(\"http://x\")", "+1", "- a list item", "@SUM(A1)", "'=quoted",
+                                      "''+twice", "'plain", "plain"])
+    def test_formula_cells_are_defused_and_read_back_exactly(self, tmp_path, text):
+        from arena.export.readers import iter_rows
+        from arena.export.writers import write_rows
+
+        row = {"question_id": "q", "model_a": "x", "model_b": "y", "winner": "model_a", "prompt": text}
+        path = tmp_path / "votes.csv"
+        path.write_bytes(b"".join(write_rows([row], "csv")))
+        cell = pd.read_csv(path, keep_default_na=False)["prompt"][0]
+        assert not cell[:1] in ("=", "+", "-", "@")  # a spreadsheet shows it as text
+        (_, back), = list(iter_rows(path))
+        assert back["prompt"] == text
