@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ async def open_stream(
                 if response.status_code >= 400:
                     await response.aread()
                     raise ContenderError(
-                        describe_http_error(who, response),
+                        redact_secrets(describe_http_error(who, response), headers),
                         retryable=response.status_code in (408, 429, 500, 502, 503, 504, 529),
                     )
                 yield response
@@ -136,6 +137,23 @@ def describe_http_error(who: str, response: httpx.Response) -> str:
     }.get(status, "error")
     detail = _api_message(response)
     return f"{who}: HTTP {status} ({reason})" + (f": {detail}" if detail else ".")
+
+
+_SECRET_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key")
+# keys as the big APIs spell them, also when a server masks part of one
+_KEY_PATTERN = re.compile(r"\b(?:sk-|AIza)[A-Za-z0-9_*.-]{6,}")
+
+
+def redact_secrets(text: str, headers: dict[str, str]) -> str:
+    """`text` without the credentials of `headers`, nor anything shaped like
+    an API key: a server may quote the key it was sent in its error, and that
+    message is shown to voters and stored."""
+    for name, value in headers.items():
+        if name.lower() in _SECRET_HEADERS:
+            secret = value.split(" ", 1)[1] if " " in value else value
+            if secret:
+                text = text.replace(secret, "[redacted]")
+    return _KEY_PATTERN.sub("[redacted]", text)
 
 
 def _api_message(response: httpx.Response) -> str:

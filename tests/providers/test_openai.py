@@ -83,6 +83,14 @@ class TestFaults:
         assert "sk-test-secret" not in raised.value.message
         assert len(server.requests) - before == 1  # a server that answered is never retried
 
+    async def test_a_key_quoted_back_by_the_server_is_not_shown(self, openai_server):
+        http, chat = chat_model(openai_server[0], "bad-key")
+        async with http:
+            with pytest.raises(ContenderError) as raised:
+                await collect(chat)
+        assert "HTTP 401" in raised.value.message and "Incorrect API key provided" in raised.value.message
+        assert "sk-test-secret" not in raised.value.message
+
     async def test_broken_stream(self, openai_server):
         http, chat = chat_model(openai_server[0], "broken")
         async with http:

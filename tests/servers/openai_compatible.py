@@ -11,6 +11,8 @@ chunk, error bodies) and behaves according to the requested model name:
 * `malformed` a chunk that is not JSON
 * `in-stream-error`  an `{"error": ...}` chunk
 * `leaky`     an answer that names its maker
+* `bad-key`   HTTP 401 whose message quotes the API key it was sent (as some
+              proxies and self-hosted servers do)
 
 Every request body is recorded in `requests` for assertions.
 """
@@ -46,6 +48,10 @@ class OpenAICompatibleServer:
                 {"error": {"message": f"simulated failure {status}", "type": "server_error", "code": None}},
                 status_code=status,
             )
+        if model == "bad-key":
+            key = request.headers.get("authorization", "").removeprefix("Bearer ")
+            return JSONResponse({"error": {"message": f"Incorrect API key provided: {key}.", "type": "auth"}},
+                                status_code=401)
         return StreamingResponse(self._watched(self._stream(model, body)), media_type="text/event-stream")
 
     async def _watched(self, stream: AsyncIterator[str]) -> AsyncIterator[str]:
