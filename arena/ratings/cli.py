@@ -11,6 +11,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import OperationalError
+
 from arena.config import Settings
 from arena.ratings.leaderboard import CI_METHODS, RankOptions
 
@@ -89,9 +91,15 @@ def run(args: argparse.Namespace) -> int:
         last_seen: tuple[int, int] | None = None
         cache: dict[int, tuple[float, ...]] = {}  # style features of answers already counted
         while True:
-            last_seen = _rank_if_new(sessions, options, args.output, last_seen, cache)
             if args.every is None:
+                _rank_if_new(sessions, options, args.output, last_seen, cache)
                 return 0
+            try:
+                last_seen = _rank_if_new(sessions, options, args.output, last_seen, cache)
+            except OperationalError as exc:
+                # The database went away (restart, fail-over): say so, try again next round.
+                print(f"arena rank: database unavailable, retrying in {args.every:.0f} s: {exc.orig}",
+                      file=sys.stderr)
             time.sleep(args.every)
     finally:
         engine.dispose()

@@ -253,6 +253,26 @@ class TestRankEvery:
         with sessions() as session:
             assert session.scalar(select(func.count()).select_from(LeaderboardSnapshot)) == 2
 
+    def test_every_survives_a_database_outage(self, postgres_url, monkeypatch, capsys):
+        from sqlalchemy.engine import make_url
+
+        class Stop(Exception):
+            pass
+
+        sleeps: list[float] = []
+
+        def sleep(seconds: float) -> None:
+            sleeps.append(seconds)
+            if len(sleeps) == 2:
+                raise Stop
+
+        monkeypatch.setattr("arena.ratings.cli.time.sleep", sleep)
+        gone = make_url(postgres_url).set(database="geoarena_no_such_database").render_as_string(hide_password=False)
+        with pytest.raises(Stop):
+            cli(monkeypatch, gone, "rank", "--every", "10m")
+        assert sleeps == [600.0, 600.0]  # it kept going after each failed round
+        assert capsys.readouterr().err.count("database unavailable, retrying in 600 s") == 2
+
     def test_durations(self):
         import argparse
 
