@@ -65,7 +65,7 @@ class TestArenaInBrowser:
         assert page.locator('[data-choice="a"]').is_disabled()
 
         page.get_by_label("Drop a photo here").set_input_files(sample_photo)
-        assert page.locator("#photo-preview").is_visible()
+        page.locator("#photo-preview").wait_for(state="visible", timeout=10_000)  # once the image decodes
         page.get_by_label("Your question").fill("Which country is this? What clues give it away?")
         page.get_by_role("button", name="Start battle").click()
 
