@@ -51,7 +51,7 @@ class OpenAIChat:
     http: httpx.AsyncClient
     base_url: str
     model: str
-    api_key: str = ""
+    api_key: str = field(default="", repr=False)  # reprs reach logs and error trackers
     limits: GenerationLimits = field(default_factory=GenerationLimits)
     supports_tools: bool = True
     extra_body: dict[str, Any] = field(default_factory=dict)

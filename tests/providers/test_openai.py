@@ -63,6 +63,12 @@ class TestStreaming:
         assert image_part["image_url"]["url"] == IMAGE.data_url()
 
 
+def test_the_key_is_not_in_the_client_repr():
+    # reprs reach logs and error trackers (locals of a traceback, a logged contender)
+    chat = OpenAIChat(http=None, base_url="http://127.0.0.1:9/v1", model="echo-x", api_key="sk-test-secret")  # type: ignore[arg-type]
+    assert "sk-test-secret" not in repr(chat)
+
+
 class TestFaults:
     @pytest.mark.parametrize(
         ("model", "expected"),
