@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
 from arena.db.tables import Battle, GatekeeperRejection, Image, Response, Vote, utcnow
@@ -15,8 +16,11 @@ FINISHED = ("ready", "failed", "abandoned", "voted")
 
 def save_image(session: Session, sha256: str, width: int, height: int, size_bytes: int) -> None:
     if session.get(Image, sha256) is None:
-        session.add(Image(sha256=sha256, width=width, height=height, size_bytes=size_bytes))
-        session.flush()
+        try:
+            with session.begin_nested():
+                session.add(Image(sha256=sha256, width=width, height=height, size_bytes=size_bytes))
+        except IntegrityError:
+            pass  # another request stored the same photo between our read and our insert
 
 
 def create_battle(

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from arena.db.tables import Battle, GatekeeperRejection, Response, Vote
+from arena.db.tables import Battle, GatekeeperRejection, Image, Response, Vote
 
 
 def parse_sse(body: str) -> list[tuple[str, dict]]:
@@ -296,3 +296,40 @@ class TestChunkedUpload:
         assert response.status_code == 413
         assert response.json()["error"] == "file_too_large"
         assert sent < 2 * limit  # the server stopped reading instead of spooling all 20x the limit
+
+
+class TestSamePhotoAtOnce:
+    def test_two_replicas_storing_the_same_photo_both_succeed(self, database_url):
+        """Content addressing makes a double submit (or a popular photo) write
+        the same image row from two replicas at once; neither may fail."""
+        import threading
+        import time
+
+        from arena.battles import repository
+        from arena.db.session import make_engine, make_sessionmaker
+
+        engine = make_engine(database_url)
+        sessions = make_sessionmaker(engine)
+        sha = "c" * 64
+        errors: list[Exception] = []
+
+        def second() -> None:
+            try:
+                with sessions.begin() as session:
+                    repository.save_image(session, sha, 4, 3, 100)
+            except Exception as exc:  # noqa: BLE001 - the assertion below shows it
+                errors.append(exc)
+
+        try:
+            with sessions() as first:
+                repository.save_image(first, sha, 4, 3, 100)  # written, not yet committed
+                thread = threading.Thread(target=second)
+                thread.start()
+                time.sleep(0.5)  # the second now waits on the first one's row
+                first.commit()
+            thread.join(30)
+            assert not errors, errors
+            with sessions() as session:
+                assert session.get(Image, sha) is not None
+        finally:
+            engine.dispose()
