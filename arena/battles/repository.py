@@ -104,8 +104,21 @@ def add_vote(session: Session, battle: Battle, choice: str, voter_hash: str) -> 
 
 
 def count_rejection(session: Session, reason: str) -> None:
-    row = session.get(GatekeeperRejection, reason, with_for_update=True)
-    if row is None:
-        session.add(GatekeeperRejection(reason=reason, count=1))
-    else:
-        row.count += 1
+    # An increment in SQL (SQLite has no FOR UPDATE), and a first row that
+    # another replica may insert at the same moment.
+    if _increment_rejection(session, reason):
+        return
+    try:
+        with session.begin_nested():
+            session.add(GatekeeperRejection(reason=reason, count=1))
+    except IntegrityError:
+        _increment_rejection(session, reason)
+
+
+def _increment_rejection(session: Session, reason: str) -> bool:
+    result = session.execute(
+        update(GatekeeperRejection)
+        .where(GatekeeperRejection.reason == reason)
+        .values(count=GatekeeperRejection.count + 1)
+    )
+    return result.rowcount == 1

@@ -333,3 +333,40 @@ class TestSamePhotoAtOnce:
                 assert session.get(Image, sha) is not None
         finally:
             engine.dispose()
+
+
+class TestRejectionCounter:
+    def test_concurrent_first_rejections_are_all_counted(self, database_url):
+        """The first two rejections for a reason, on two replicas at once: both
+        requests succeed and both are counted."""
+        import threading
+        import time
+
+        from arena.battles import repository
+        from arena.db.session import make_engine, make_sessionmaker
+
+        engine = make_engine(database_url)
+        sessions = make_sessionmaker(engine)
+        errors: list[Exception] = []
+
+        def second() -> None:
+            try:
+                with sessions.begin() as session:
+                    repository.count_rejection(session, "offline")
+            except Exception as exc:  # noqa: BLE001 - the assertion below shows it
+                errors.append(exc)
+
+        try:
+            with sessions() as first:
+                repository.count_rejection(first, "offline")
+                first.flush()
+                thread = threading.Thread(target=second)
+                thread.start()
+                time.sleep(0.5)  # the second now waits on the first one's row
+                first.commit()
+            thread.join(30)
+            assert not errors, errors
+            with sessions() as session:
+                assert session.get(GatekeeperRejection, "offline").count == 2
+        finally:
+            engine.dispose()
