@@ -78,7 +78,14 @@ def find_identity_leaks(texts: Iterable[str], pool_config: PoolConfig) -> list[s
 
 
 # Links (a search result on google.com, a map on openstreetmap.org) name sites, not the writer.
-_URL = re.compile(r"(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|ai|io|cn)\b(?:/\S*)?")
+# A host name is only tried at a letter that starts a dotted run (after neither a letter, a
+# hyphen nor a letter's dot; or after one leading hyphen): trying every label of "a.a.a..."
+# anew rescanned the run each time, which made the search quadratic in an answer the model
+# (or the person prompting it) chose.
+_HOST_START = r"(?:(?<![\w-])(?<![\w-]\.)|(?<=-)(?<![\w.-]-))(?=\w)"
+_URL = re.compile(
+    r"(?:https?://|www\.)\S+|" + _HOST_START + r"[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|ai|io|cn)\b(?:/\S*)?"
+)
 
 
 class _Matcher:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from arena.config import ContenderConfig, PoolConfig
@@ -61,3 +63,15 @@ class TestFindIdentityLeaks:
         assert find_identity_leaks(["Built by acme  vision labs; see Google Arts."], pool) == ["acme vision"]
         only_mine = PoolConfig.model_validate({**POOL.model_dump(), "leaks": {"defaults": False}})
         assert find_identity_leaks(["Anthropic made me, I am gpt-4o"], only_mine) == ["gpt-4o"]
+
+    @pytest.mark.parametrize("junk", ["a." * 20_000, "a-" * 20_000, "1.2-" * 10_000])
+    def test_dotted_runs_take_linear_time(self, junk: str) -> None:
+        # The link pattern retried every label of a dotted run as a new start and scanned to
+        # its end: 40,000 characters of "a.a.a..." in an answer blocked the event loop for ~9 s
+        # when the battle finished (and 200,000 for over four minutes).
+        started = time.perf_counter()
+        assert find_identity_leaks([f"Lisbon. {junk} Claude"], POOL) == ["claude"]
+        assert time.perf_counter() - started < 0.5
+
+    def test_links_after_an_ellipsis_or_a_hyphen_are_still_blanked(self) -> None:
+        assert find_identity_leaks(["See ...google.com/maps and -openai.com, e.g.anthropic.com"], POOL) == []
