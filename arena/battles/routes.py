@@ -72,6 +72,7 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
             raise ApiError(429, "rate_limited",
                            f"You have started {started} battles in the last minute; please wait a moment "
                            "before starting another.", headers={"Retry-After": "60"})
+    session.commit()  # end that read: no pooled connection is held while a slow upload arrives
     # The body is counted as it arrives: a chunked upload has no Content-Length
     # to refuse up front, and the form parser would spool all of it to disk.
     form = await _limited(request, settings.max_upload_bytes).form(max_files=1, max_fields=4)

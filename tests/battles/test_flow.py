@@ -370,3 +370,31 @@ class TestRejectionCounter:
                 assert session.get(GatekeeperRejection, "offline").count == 2
         finally:
             engine.dispose()
+
+
+class TestSlowUpload:
+    async def test_no_database_connection_is_held_while_the_body_arrives(self, client, app, photo_bytes):
+        """A slow upload (a phone on a bad network, or a deliberate trickle) must
+        not keep a pooled connection idle in a transaction: a few dozen of them
+        would starve every other request of the database."""
+        boundary = "arena-test-boundary"
+        head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"prompt\"\r\n\r\nWhere was this taken?\r\n"
+                f"--{boundary}\r\nContent-Disposition: form-data; name=\"image\"; filename=\"p.jpg\"\r\n"
+                "Content-Type: image/jpeg\r\n\r\n").encode()
+        halfway, resume = asyncio.Event(), asyncio.Event()
+
+        async def body():
+            yield head + photo_bytes[:1000]
+            halfway.set()
+            await resume.wait()
+            yield photo_bytes[1000:] + f"\r\n--{boundary}--\r\n".encode()
+
+        request = asyncio.create_task(client.post(
+            "/api/battles", content=body(), headers={"Content-Type": f"multipart/form-data; boundary={boundary}"}))
+        await asyncio.wait_for(halfway.wait(), 10)
+        await asyncio.sleep(0.1)
+        held = app.state.engine.pool.checkedout()
+        resume.set()
+        response = await request
+        assert response.status_code == 201, response.text
+        assert held == 0
