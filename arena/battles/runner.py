@@ -69,7 +69,13 @@ class BattleRuns:
         """SSE text for one watcher of the battle."""
         run = self._runs.get(battle_id)
         if run is None and await asyncio.to_thread(self._claim, battle_id):
-            run = self._start(battle_id)
+            try:
+                run = self._start(battle_id)
+            except Exception:
+                # e.g. the photo is not in this replica's image store: fail the
+                # battle we claimed (the replay below says so) rather than leave it running
+                log.exception("battle %s could not start", battle_id)
+                await asyncio.to_thread(self._persist_unstarted, battle_id)
         # Another stream of this process may have claimed it while we asked.
         run = run or self._runs.get(battle_id)
         if run is not None:
@@ -123,6 +129,10 @@ class BattleRuns:
             if waited >= KEEP_ALIVE_INTERVAL:
                 waited = 0.0
                 yield KEEP_ALIVE
+
+    def _persist_unstarted(self, battle_id: str) -> None:
+        with self.sessions.begin() as session:
+            repository.finish_battle(session, battle_id, "failed", [])
 
     def _load(self, battle_id: str) -> Battle | None:
         with self.sessions() as session:

@@ -141,3 +141,17 @@ class TestDatabaseFault:
             assert session.get(Battle, created["battle_id"]).status == "failed"
         vote = await client.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "a"})
         assert vote.status_code == 409
+
+
+class TestMissingImage:
+    async def test_a_battle_whose_photo_is_gone_ends_failed(self, client, app, photo_bytes):
+        """A replica that cannot read the photo (image store not shared, a disk
+        lost) ends the battle as failed instead of leaving it claimed and running."""
+        created = await start_battle(client, photo_bytes)
+        for path in app.state.settings.image_dir.rglob("*.jpg"):
+            path.unlink()
+        response = await asyncio.wait_for(client.get(created["events_url"]), 10)
+        events = parse_sse(response.text)
+        assert events[-1] == ("end", {"status": "failed"})
+        with app.state.sessionmaker() as session:
+            assert session.get(Battle, created["battle_id"]).status == "failed"
