@@ -22,7 +22,7 @@ from arena.providers.base import (
     ToolSpec,
     Usage,
 )
-from arena.providers.http import iter_sse, open_stream, parse_json
+from arena.providers.http import iter_sse, open_stream, parse_json, redact_secrets
 from arena.providers.registry import ProviderDeps, limits_of, register_chat
 
 
@@ -81,7 +81,8 @@ class OpenAIChat:
                 if "error" in chunk:  # some servers report errors inside the stream
                     error = chunk["error"]
                     detail = error.get("message", "") if isinstance(error, dict) else str(error)
-                    raise ContenderError(f"{who}: the model server reported an error: {detail[:300]}")
+                    raise ContenderError(f"{who}: the model server reported an error: "
+                                         f"{redact_secrets(str(detail)[:300], headers)}")
                 for choice in chunk.get("choices") or []:
                     delta = choice.get("delta") or {}
                     if text := delta.get("content"):

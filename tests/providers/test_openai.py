@@ -97,6 +97,14 @@ class TestFaults:
         assert "HTTP 401" in raised.value.message and "Incorrect API key provided" in raised.value.message
         assert "sk-test-secret" not in raised.value.message
 
+    async def test_a_key_quoted_back_inside_the_stream_is_not_shown(self, openai_server):
+        http, chat = chat_model(openai_server[0], "bad-key-in-stream")
+        async with http:
+            with pytest.raises(ContenderError) as raised:
+                await collect(chat)
+        assert "has no quota left" in raised.value.message
+        assert "sk-test-secret" not in raised.value.message
+
     async def test_broken_stream(self, openai_server):
         http, chat = chat_model(openai_server[0], "broken")
         async with http:

@@ -12,7 +12,8 @@ chunk, error bodies) and behaves according to the requested model name:
 * `in-stream-error`  an `{"error": ...}` chunk
 * `leaky`     an answer that names its maker
 * `bad-key`   HTTP 401 whose message quotes the API key it was sent (as some
-              proxies and self-hosted servers do)
+              proxies and self-hosted servers do); `bad-key-in-stream` the same
+              inside the stream
 
 Every request body is recorded in `requests` for assertions.
 """
@@ -52,6 +53,10 @@ class OpenAICompatibleServer:
             key = request.headers.get("authorization", "").removeprefix("Bearer ")
             return JSONResponse({"error": {"message": f"Incorrect API key provided: {key}.", "type": "auth"}},
                                 status_code=401)
+        if model == "bad-key-in-stream":
+            key = request.headers.get("authorization", "").removeprefix("Bearer ")
+            chunk = "data: " + json.dumps({"error": {"message": f"key {key} has no quota left"}}) + "\n\n"
+            return StreamingResponse(iter([chunk]), media_type="text/event-stream")
         return StreamingResponse(self._watched(self._stream(model, body)), media_type="text/event-stream")
 
     async def _watched(self, stream: AsyncIterator[str]) -> AsyncIterator[str]:
