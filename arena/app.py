@@ -92,7 +92,9 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # Train the offline classifier now, not during the first person's upload.
     warming = asyncio.create_task(app.state.gatekeeper.warm(), name="gatekeeper-warm")
     app.state.battle_runs = BattleRuns(
-        app.state.sessionmaker, images, pool, battle_timeout=settings.battle_timeout,
+        app.state.sessionmaker, images, pool,
+        # a contender configured with a longer timeout than the battle's gets its time
+        battle_timeout=max([settings.battle_timeout, *(c.timeout for c in pool_config.contenders)]),
         hooks=BattleHooks(
             on_side_result=policy.record_result,
             flag_battle=lambda texts: ["identity_leak"] if find_identity_leaks(texts, pool_config) else [],

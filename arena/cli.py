@@ -73,7 +73,8 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"GeoArena on http://{args.host}:{args.port}  (database: {_redacted(settings.resolved_database_url)}, "
           f"{len(settings.pool.contenders)} contenders)", file=sys.stderr)
     uvicorn.run("arena.app:create_app", factory=True, host=args.host, port=args.port,
-                workers=args.workers, reload=args.reload, log_level="info", proxy_headers=True)
+                workers=args.workers, reload=args.reload, log_level="info", proxy_headers=True,
+                forwarded_allow_ips=settings.forwarded_allow_ips)
     return 0
 
 

@@ -41,6 +41,8 @@ class Settings(BaseSettings):
     # battles
     battle_timeout: float = 180.0  # seconds for both contenders together
     battles_per_minute: int = 10  # per IP address; 0 turns the limit off
+    # proxies whose X-Forwarded-For is believed (comma-separated, or "*")
+    forwarded_allow_ips: str = "127.0.0.1"
 
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:
@@ -65,6 +67,10 @@ class Settings(BaseSettings):
 
     @cached_property
     def pool(self) -> PoolConfig:
+        if self.env == "production" and not self.config.exists():
+            # A deployment that silently fell back to the offline baselines
+            # would rank the wrong arena: a missing pool file is a mistake there.
+            raise ValueError(f"ARENA_CONFIG={self.config} does not exist (copy arena.example.toml there)")
         return load_pool(self.config)
 
 

@@ -22,6 +22,12 @@ class TestSettings:
             Settings(env="production", secret_key="short")
         assert Settings(env="production", secret_key="x" * 32).secret_key == "x" * 32
 
+    def test_a_missing_pool_file_is_an_error_in_production(self, tmp_path):
+        settings = Settings(env="production", secret_key="x" * 32, config=tmp_path / "arena.toml")
+        with pytest.raises(ValueError, match="does not exist"):
+            settings.pool
+        assert Settings(config=tmp_path / "arena.toml").pool.contenders[0].provider == "baseline"
+
     def test_default_secret_allowed_in_development(self):
         assert Settings(env="development").secret_key == DEFAULT_SECRET
 

@@ -22,3 +22,6 @@ class BattleEvent:
 
 
 KEEP_ALIVE = ": keep-alive\n\n"
+# A dropped connection is retried after one second, well inside the runner's
+# grace before it abandons a battle nobody watches.
+RECONNECT_HINT = "retry: 1000\n\n"

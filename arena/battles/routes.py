@@ -137,8 +137,11 @@ async def battle_events(battle_id: str, request: Request, session: SessionDep) -
 
 
 @router.post("/api/battles/{battle_id}/vote", response_model=RevealOut)
-async def vote(battle_id: str, body: VoteIn, request: Request, session: SessionDep) -> JSONResponse:
-    """Cast the battle's one vote; the answer reveals the contenders."""
+def vote(battle_id: str, body: VoteIn, request: Request, session: SessionDep) -> JSONResponse:
+    """Cast the battle's one vote; the answer reveals the contenders.
+
+    A plain function: FastAPI runs it in the thread pool, so its database
+    work never stalls the streams on the event loop."""
     voter_id = request.cookies.get(VOTER_COOKIE) or secrets.token_hex(16)
     try:
         reveal = cast_vote(

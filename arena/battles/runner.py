@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.battles import repository
-from arena.battles.events import KEEP_ALIVE, BattleEvent
+from arena.battles.events import KEEP_ALIVE, RECONNECT_HINT, BattleEvent
 from arena.db.tables import Battle, Image, utcnow
 from arena.images.store import ImageStore
 from arena.providers.base import Contender, ContenderError, ContenderImage, TextDelta, ToolStep, Usage
@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 FLUSH_INTERVAL = 0.05  # seconds: deltas are coalesced so markdown is re-rendered at most 20x/s
 KEEP_ALIVE_INTERVAL = 15.0
 POLL_INTERVAL = 1.0
+ABANDON_GRACE = 5.0  # seconds a battle with no watcher keeps running, for a reconnect
 
 
 @dataclass
@@ -57,16 +58,19 @@ class BattleRuns:
         *,
         battle_timeout: float,
         hooks: BattleHooks | None = None,
+        abandon_grace: float = ABANDON_GRACE,
     ) -> None:
         self.sessions = sessions
         self.images = images
         self.pool = pool
         self.battle_timeout = battle_timeout
+        self.abandon_grace = abandon_grace
         self.hooks = hooks or BattleHooks()
         self._runs: dict[str, BattleRun] = {}
 
     async def stream(self, battle_id: str) -> AsyncIterator[str]:
         """SSE text for one watcher of the battle."""
+        yield RECONNECT_HINT
         run = self._runs.get(battle_id)
         if run is None and await asyncio.to_thread(self._claim, battle_id):
             try:
@@ -194,7 +198,13 @@ class BattleRun:
         finally:
             self.watchers.discard(queue)
             if not self.watchers and not self.finished:
-                self.task.cancel()  # nobody is watching: stop paying for the answers
+                # Nobody is watching: stop paying for the answers, unless the
+                # browser reconnects (EventSource does by itself) within the grace.
+                asyncio.get_running_loop().call_later(self.runs.abandon_grace, self._cancel_if_unwatched)
+
+    def _cancel_if_unwatched(self) -> None:
+        if not self.watchers and not self.finished:
+            self.task.cancel()
 
     async def run(self) -> None:
         try:
@@ -299,6 +309,7 @@ class BattleRun:
         side.status = "error"
         side.error = message
         side.latency_ms = int((time.monotonic() - side.started) * 1000)
+        log.warning("battle %s: contender %s failed: %s", self.battle_id, side.contender, message)
         await asyncio.to_thread(self._persist_side, side)
         self._report(side, ok=False)
         self._publish(BattleEvent("error", {"side": side.side, "message": message}))

@@ -72,7 +72,7 @@ class AnthropicChat:
     limits: GenerationLimits = field(default_factory=GenerationLimits)
     api_version: str = API_VERSION
     extra_body: dict[str, Any] = field(default_factory=dict)
-    api_key: str | None = None  # tests and embedders may pass the key directly
+    api_key: str | None = field(default=None, repr=False)  # tests and embedders may pass the key directly
     supports_tools: bool = True
     _thinking: OrderedDict[str, list[dict[str, Any]]] = field(default_factory=OrderedDict, repr=False)
 

@@ -88,7 +88,7 @@ class GeminiChat:
     api_version: str = "v1beta"
     generation_config: dict[str, Any] = field(default_factory=dict)
     extra_body: dict[str, Any] = field(default_factory=dict)
-    api_key: str | None = None  # tests and embedders may pass the key directly
+    api_key: str | None = field(default=None, repr=False)  # tests and embedders may pass the key directly
     supports_tools: bool = True
     _calls: OrderedDict[str, _CallMeta] = field(default_factory=OrderedDict, repr=False)
 

@@ -41,6 +41,9 @@ def build_openai(cfg: ContenderConfig, deps: ProviderDeps) -> OpenAIChat:
         supports_tools=bool(cfg.options.get("tools", True)),
         extra_body=dict(cfg.options.get("extra_body", {})),
         stream_usage=bool(cfg.options.get("stream_usage", True)),
+        # reasoning models (o-series, gpt-5) take max_completion_tokens and no temperature
+        max_tokens_field=str(cfg.options.get("max_tokens_field", "max_tokens")),
+        send_temperature=bool(cfg.options.get("send_temperature", True)),
     )
 
 
@@ -56,6 +59,8 @@ class OpenAIChat:
     supports_tools: bool = True
     extra_body: dict[str, Any] = field(default_factory=dict)
     stream_usage: bool = True
+    max_tokens_field: str = "max_tokens"
+    send_temperature: bool = True
 
     async def chat(
         self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()
@@ -103,9 +108,9 @@ class OpenAIChat:
             "model": self.model,
             "messages": [m for message in messages for m in _to_openai(message)],
             "stream": True,
-            "max_tokens": self.limits.max_tokens,
+            self.max_tokens_field: self.limits.max_tokens,
         }
-        if self.limits.temperature is not None:
+        if self.limits.temperature is not None and self.send_temperature:
             body["temperature"] = self.limits.temperature
         if self.stream_usage:
             body["stream_options"] = {"include_usage": True}

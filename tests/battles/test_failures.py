@@ -100,6 +100,7 @@ class TestCancelledRun:
         created = await start_battle(client, photo_bytes)
         runs = app.state.battle_runs
         events = runs.stream(created["battle_id"])
+        assert await anext(events) == "retry: 1000\n\n"  # the hint comes before the run starts
         first = await asyncio.wait_for(anext(events), 10)
         await runs.shutdown()
 
@@ -155,3 +156,20 @@ class TestMissingImage:
         assert events[-1] == ("end", {"status": "failed"})
         with app.state.sessionmaker() as session:
             assert session.get(Battle, created["battle_id"]).status == "failed"
+
+
+class TestReconnect:
+    async def test_a_quick_reconnect_keeps_the_battle_alive(self, tmp_path, database_url, openai_server, photo_bytes):
+        settings = arena_settings(tmp_path, database_url, openai_server[0],
+                                  {"paced-one": "paced-one", "paced-two": "paced-two"})
+        with serve_in_thread(create_app(settings)) as url:
+            async with httpx.AsyncClient(base_url=url, timeout=20) as client:
+                created = await start_battle(client, photo_bytes)
+                async with client.stream("GET", created["events_url"]) as events:
+                    async for line in events.aiter_lines():
+                        if line.startswith("event: delta"):
+                            break  # the connection drops mid-answer...
+                # ...and the browser is back a moment later, inside the grace
+                body = (await client.get(created["events_url"])).text
+        assert "retry: 1000" in body
+        assert parse_sse(body)[-2:] == [("ready", {}), ("end", {"status": "ready"})]

@@ -21,7 +21,10 @@ from arena.providers.base import (
     ToolSpec,
     Usage,
 )
-from arena.providers.openai import OpenAIChat
+from arena.config import ContenderConfig, PoolConfig
+from arena.images.store import ImageStore
+from arena.providers.openai import OpenAIChat, build_openai
+from arena.providers.registry import ProviderDeps
 from tests.servers import free_port, serve_in_thread
 
 IMAGE = ContenderImage(jpeg=b"\xff\xd8\xff\xe0fake-jpeg-bytes", width=2, height=2)
@@ -204,3 +207,15 @@ class TestToolCalls:
         assert sent[3] == {"role": "tool", "tool_call_id": "call_9", "content": "cropped: img_1"}
         assert sent[4]["role"] == "user" and sent[4]["content"][1]["type"] == "image_url"
         assert server.requests[-1]["tools"][0]["function"]["name"] == "crop"
+
+
+class TestReasoningModels:
+    async def test_options_send_max_completion_tokens_and_no_temperature(self, openai_server, tmp_path):
+        base_url, server = openai_server
+        cfg = ContenderConfig(name="o", provider="openai", base_url=base_url, model="echo-o", max_tokens=500,
+                              options={"max_tokens_field": "max_completion_tokens", "send_temperature": False})
+        async with httpx.AsyncClient() as http:
+            await collect(build_openai(cfg, ProviderDeps(http=http, images=ImageStore(tmp_path), pool=PoolConfig())))
+        body = server.requests[-1]
+        assert body["max_completion_tokens"] == 500
+        assert "max_tokens" not in body and "temperature" not in body

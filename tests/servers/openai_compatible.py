@@ -4,7 +4,8 @@ It speaks the real streaming protocol (SSE `data:` chunks, `[DONE]`, usage
 chunk, error bodies) and behaves according to the requested model name:
 
 * `echo-*`    a markdown answer in several chunks that quotes the prompt
-* `slow-*`    the same, one chunk every 0.1 s for ~20 s
+* `slow-*`    the same, one chunk every 0.1 s for ~100 s
+* `paced-*`   the same answer once, one chunk every 0.4 s (2 s in all)
 * `error-500`, `error-429`, `error-401`  the API's JSON error body
 * `broken`    two chunks, then the connection is cut mid-stream
 * `stall`     one chunk, then silence
@@ -88,7 +89,7 @@ class OpenAICompatibleServer:
                 "- Evidence: street signs in the photo\n\n",
                 "Best guess: **Paris, France** (48.8566° N, 2.3522° E).",
             ]
-        delay = 0.1 if model.startswith("slow-") else 0.0
+        delay = 0.1 if model.startswith("slow-") else 0.4 if model.startswith("paced-") else 0.0
         repeat = 200 if model.startswith("slow-") else 1
         for n in range(repeat):
             for i, piece in enumerate(pieces):
