@@ -20,15 +20,15 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from arena.battles.routes import ApiError
 from arena.battles.runner import BattleHooks, BattleRuns
+from arena.config import Settings
+from arena.db.session import make_engine, make_sessionmaker
+from arena.errors import ClientError
 from arena.gatekeeper import build_gatekeeper
+from arena.images.store import ImageStore
+from arena.optional import optional_import
 from arena.pool import PoolPolicy, find_identity_leaks
 from arena.pool.counts import VoteCountCache
-from arena.config import Settings
-from arena.optional import optional_import
-from arena.db.session import make_engine, make_sessionmaker
-from arena.images.store import ImageStore
 from arena.providers.registry import ProviderDeps, build_pool
 
 log = logging.getLogger(__name__)
@@ -110,8 +110,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 def _install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(ApiError)
-    async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
+    @app.exception_handler(ClientError)
+    async def _client_error(_request: Request, exc: ClientError) -> JSONResponse:
         return JSONResponse({"error": exc.code, "message": exc.message}, status_code=exc.status,
                             headers=exc.headers)
 

@@ -16,26 +16,16 @@ from starlette.types import Message
 
 from arena.battles import repository
 from arena.battles.language import guess_language
-from arena.battles.votes import VoteRefused, cast_vote, voter_hash
+from arena.battles.votes import cast_vote, voter_hash
 from arena.db.session import SessionDep
 from arena.db.tables import utcnow
-from arena.images.intake import IntakeError, IntakeLimits, normalise
+from arena.errors import ClientError
+from arena.images.intake import IntakeLimits, normalise
 from arena.pool import PoolExhausted
 
 router = APIRouter()
 
 VOTER_COOKIE = "arena_voter"
-
-
-class ApiError(Exception):
-    """An error the API answers as `{"error": code, "message": text}`."""
-
-    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.headers = headers
 
 
 class BattleCreated(BaseModel):
@@ -63,13 +53,13 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
     settings = request.app.state.settings
     declared = int(request.headers.get("content-length") or 0)
     if declared > settings.max_upload_bytes + 64 * 1024:  # room for the prompt and multipart framing
-        raise ApiError(413, "file_too_large",
+        raise ClientError(413, "file_too_large",
                        f"The upload is larger than the {settings.max_upload_bytes // (1024 * 1024)} MB limit.")
     ip_hash = _ip_hash(request)
     if settings.battles_per_minute:
         started = repository.recent_battles(session, ip_hash, utcnow() - timedelta(minutes=1))
         if started >= settings.battles_per_minute:
-            raise ApiError(429, "rate_limited",
+            raise ClientError(429, "rate_limited",
                            f"You have started {started} battles in the last minute; please wait a moment "
                            "before starting another.", headers={"Retry-After": "60"})
     session.commit()  # end that read: no pooled connection is held while a slow upload arrives
@@ -78,19 +68,16 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
     form = await _limited(request, settings.max_upload_bytes).form(max_files=1, max_fields=4)
     upload, prompt = form.get("image"), form.get("prompt")
     if not isinstance(upload, UploadFile):
-        raise ApiError(422, "missing_image", "Attach a photo in the `image` field.")
+        raise ClientError(422, "missing_image", "Attach a photo in the `image` field.")
     if not isinstance(prompt, str) or not prompt.strip():
-        raise ApiError(422, "missing_prompt", "Ask a question about the photo in the `prompt` field.")
+        raise ClientError(422, "missing_prompt", "Ask a question about the photo in the `prompt` field.")
     prompt = prompt.strip()
     if len(prompt) > settings.max_prompt_chars:
-        raise ApiError(422, "prompt_too_long",
+        raise ClientError(422, "prompt_too_long",
                        f"The question is {len(prompt)} characters long; the limit is {settings.max_prompt_chars}.")
     data = await upload.read(settings.max_upload_bytes + 1)
     limits = IntakeLimits(settings.max_upload_bytes, settings.max_pixels, settings.contender_long_side)
-    try:
-        image = await asyncio.to_thread(normalise, data, limits)
-    except IntakeError as exc:
-        raise ApiError(exc.status, exc.code, exc.message) from None
+    image = await asyncio.to_thread(normalise, data, limits)  # IntakeError is answered as it is
 
     gatekeeper = getattr(request.app.state, "gatekeeper", None)
     if gatekeeper is not None:
@@ -98,13 +85,13 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
         if not verdict.geographic:
             repository.count_rejection(session, verdict.classifier[:100])
             session.commit()
-            raise ApiError(422, "not_geographic", verdict.reason)
+            raise ClientError(422, "not_geographic", verdict.reason)
 
     state = request.app.state
     try:
         pair = state.draw_pair(random.SystemRandom())
     except PoolExhausted:
-        raise ApiError(503, "no_contenders",
+        raise ClientError(503, "no_contenders",
                        "Not enough contenders are available right now; please try again in a minute.") from None
     gates = tuple(bool(getattr(state.pool[name], "gate", False)) for name in pair)
 
@@ -127,7 +114,7 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
 async def battle_events(battle_id: str, request: Request, session: SessionDep) -> StreamingResponse:
     """Server-sent events: both answers as they stream, then `ready` and `end`."""
     if repository.get_battle(session, battle_id) is None:
-        raise ApiError(404, "battle_not_found", "There is no battle with this id.")
+        raise ClientError(404, "battle_not_found", "There is no battle with this id.")
     session.close()  # don't hold a connection for the length of the stream
     return StreamingResponse(
         request.app.state.battle_runs.stream(battle_id),
@@ -143,14 +130,11 @@ def vote(battle_id: str, body: VoteIn, request: Request, session: SessionDep) ->
     A plain function: FastAPI runs it in the thread pool, so its database
     work never stalls the streams on the event loop."""
     voter_id = request.cookies.get(VOTER_COOKIE) or secrets.token_hex(16)
-    try:
-        reveal = cast_vote(
-            session, battle_id, body.choice,
-            voter_hash(request.app.state.settings.secret_key, voter_id, _client_ip(request)),
-            request.app.state.pool_config,
-        )
-    except VoteRefused as exc:
-        raise ApiError(exc.status, exc.code, exc.message) from None
+    reveal = cast_vote(  # VoteRefused is answered as it is
+        session, battle_id, body.choice,
+        voter_hash(request.app.state.settings.secret_key, voter_id, _client_ip(request)),
+        request.app.state.pool_config,
+    )
     session.commit()
     response = JSONResponse(RevealOut(**reveal.__dict__).model_dump())
     _ensure_voter_cookie(request, response, voter_id)
@@ -168,7 +152,7 @@ def _limited(request: Request, max_bytes: int) -> Request:
         if message["type"] == "http.request":
             received += len(message.get("body", b""))
             if received > limit:
-                raise ApiError(413, "file_too_large",
+                raise ClientError(413, "file_too_large",
                                f"The upload is larger than the {max_bytes // (1024 * 1024)} MB limit.")
         return message
 

@@ -25,7 +25,14 @@ from arena.battles import repository
 from arena.battles.events import KEEP_ALIVE, RECONNECT_HINT, BattleEvent
 from arena.db.tables import Battle, Image, utcnow
 from arena.images.store import ImageStore
-from arena.providers.base import Contender, ContenderError, ContenderImage, TextDelta, ToolStep, Usage
+from arena.providers.base import (
+    Contender,
+    ContenderError,
+    ContenderImage,
+    TextDelta,
+    ToolStep,
+    Usage,
+)
 from arena.ratings.style import style_features
 from arena.web.markdown import render_markdown
 

@@ -11,14 +11,11 @@ from sqlalchemy.orm import Session
 
 from arena.battles import repository
 from arena.config import PoolConfig
+from arena.errors import ClientError
 
 
-class VoteRefused(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
+class VoteRefused(ClientError):
+    """A vote that cannot be cast (unknown battle, not ready, already voted)."""
 
 
 @dataclass(frozen=True)

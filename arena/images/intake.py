@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from arena.errors import ClientError
+
 try:  # HEIC/HEIF from phones, when the optional plugin is installed
     from pillow_heif import register_heif_opener
 
@@ -28,14 +30,8 @@ ACCEPTED_LABEL = "JPEG, PNG or WebP" + (" (or HEIC)" if HEIF_FORMATS else "")
 JPEG_QUALITY = 90
 
 
-class IntakeError(Exception):
+class IntakeError(ClientError):
     """An upload we refuse, with the HTTP status and a message for a person."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse
 
-from arena.battles.routes import ApiError
+from arena.errors import ClientError
 
 router = APIRouter()
 
@@ -17,6 +17,6 @@ async def get_image(sha256: str, request: Request) -> FileResponse:
     try:
         path = request.app.state.images.path(sha256)
     except KeyError:
-        raise ApiError(404, "image_not_found", "There is no image with this id.") from None
+        raise ClientError(404, "image_not_found", "There is no image with this id.") from None
     return FileResponse(path, media_type="image/jpeg",
                         headers={"Cache-Control": "public, max-age=31536000, immutable"})

@@ -3,7 +3,6 @@ events, serves the images they produced, and stores the trajectory."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import httpx
@@ -13,24 +12,11 @@ from arena.app import create_app
 from arena.config import Settings
 from arena.db.migrate import upgrade
 from arena.db.tables import Response
+from tests.battles.test_flow import parse_sse
 from tests.gate.conftest import SAMPLE
 from tests.gate.scripted_model import Call, ScriptedModelServer, Turn
 from tests.servers import serve_in_thread
 from tests.servers.openai_compatible import OpenAICompatibleServer
-
-
-def parse_sse(body: str) -> list[tuple[str, dict]]:
-    events = []
-    for block in body.strip().split("\n\n"):
-        name, data = "message", ""
-        for line in block.splitlines():
-            if line.startswith("event: "):
-                name = line.removeprefix("event: ")
-            elif line.startswith("data: "):
-                data += line.removeprefix("data: ")
-        if data:
-            events.append((name, json.loads(data)))
-    return events
 
 
 class TestGateBattle:

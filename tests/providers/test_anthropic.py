@@ -8,8 +8,7 @@ import asyncio
 import json
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -29,68 +28,14 @@ from arena.providers.base import (
     Usage,
 )
 from arena.providers.registry import ProviderDeps
+from tests.servers.scripted import Script
+from tests.servers.scripted import ScriptedServer as Loopback
+from tests.servers.scripted import http_chunk as _chunk
+from tests.servers.scripted import http_head as _head
+from tests.servers.scripted import json_error as error
 
 IMAGE = ContenderImage(jpeg=b"\xff\xd8\xff\xe0fake-jpeg\xff\xd9", width=4, height=3)
 FAST = GenerationLimits(max_tokens=300, temperature=0.2, timeout=5.0, stall_timeout=0.4, connect_retries=1)
-
-
-# -- a scripted loopback HTTP/1.1 server -----------------------------------------
-
-Script = Callable[[asyncio.StreamWriter], Awaitable[None]]
-
-
-@dataclass
-class Received:
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-
-
-@dataclass
-class Loopback:
-    scripts: list[Script] = field(default_factory=list)
-    received: list[Received] = field(default_factory=list)
-    tasks: set[asyncio.Task[None]] = field(default_factory=set)
-    port: int = 0
-
-    async def start(self, port: int = 0) -> None:
-        self.server = await asyncio.start_server(self._accept, "127.0.0.1", port)
-        self.port = self.server.sockets[0].getsockname()[1]
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    async def stop(self) -> None:
-        for task in list(self.tasks):
-            task.cancel()
-        self.server.close()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
-
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self.tasks.add(task)
-        try:
-            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-            headers = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in head[1:] if h)}
-            raw = await reader.readexactly(int(headers.get("content-length", "0")))
-            self.received.append(Received(head[0].split(" ")[1], headers, json.loads(raw or b"{}")))
-            await self.scripts.pop(0)(writer)
-        finally:
-            writer.close()
-            self.tasks.discard(task)
-
-
-def _head(status: int, content_type: str) -> bytes:
-    return (
-        f"HTTP/1.1 {status} Status\r\nContent-Type: {content_type}\r\n"
-        "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-    ).encode()
-
-
-def _chunk(data: bytes) -> bytes:
-    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
 
 def sse(events: list[tuple[str, Any]], *, then: str = "end", pause: float = 0.0) -> Script:
@@ -113,14 +58,6 @@ def sse(events: list[tuple[str, Any]], *, then: str = "end", pause: float = 0.0)
         else:
             writer.write(b"0\r\n\r\n")
             await writer.drain()
-
-    return run
-
-
-def error(status: int, payload: Any) -> Script:
-    async def run(writer: asyncio.StreamWriter) -> None:
-        writer.write(_head(status, "application/json") + _chunk(json.dumps(payload).encode()) + b"0\r\n\r\n")
-        await writer.drain()
 
     return run
 
@@ -216,7 +153,7 @@ class TestAnthropicStreaming:
         server.scripts.append(sse(message(text_block(0, "ok"))))
         await collect(claude(http, server.url), ASK)
         sent = server.received[0]
-        assert sent.path == "/v1/messages"
+        assert sent.target == "/v1/messages"
         assert sent.headers["x-api-key"] == "sk-ant-test"
         assert sent.headers["anthropic-version"] == "2023-06-01"
         body = sent.body
