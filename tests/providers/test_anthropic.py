@@ -8,7 +8,6 @@ import asyncio
 import json
 import socket
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -103,20 +102,6 @@ def tool_block(index: int, call_id: str, name: str, *json_pieces: str) -> list[t
                                                "delta": {"type": "input_json_delta", "partial_json": piece}}))  # fmt: skip
     events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     return events
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[Loopback]:
-    loopback = Loopback()
-    await loopback.start()
-    yield loopback
-    await loopback.stop()
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as client:
-        yield client
 
 
 def claude(http: httpx.AsyncClient, url: str, limits: GenerationLimits = FAST) -> AnthropicChat:

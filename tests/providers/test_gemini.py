@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -70,20 +69,6 @@ def chunk(*parts: dict[str, Any], finish: str | None = None, usage: bool = False
         out["usageMetadata"] = {"promptTokenCount": 1290, "candidatesTokenCount": 31,
                                 "thoughtsTokenCount": 7, "totalTokenCount": 1328}  # fmt: skip
     return out
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[Loopback]:
-    loopback = Loopback()
-    await loopback.start()
-    yield loopback
-    await loopback.stop()
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as client:
-        yield client
 
 
 def gemini(http: httpx.AsyncClient, url: str, limits: GenerationLimits = FAST) -> GeminiChat:

@@ -11,6 +11,8 @@ from contextlib import ExitStack
 import httpx
 import pytest
 
+from arena.config import ContenderConfig, PoolConfig
+from arena.images.store import ImageStore
 from arena.providers.base import (
     ChatMessage,
     ContenderError,
@@ -21,8 +23,6 @@ from arena.providers.base import (
     ToolSpec,
     Usage,
 )
-from arena.config import ContenderConfig, PoolConfig
-from arena.images.store import ImageStore
 from arena.providers.openai import OpenAIChat, build_openai
 from arena.providers.registry import ProviderDeps
 from tests.servers import free_port, serve_in_thread
