@@ -27,6 +27,7 @@ from arena.db.session import make_engine
 from arena.db.tables import Base
 from tests.servers import serve_in_thread
 from tests.servers.openai_compatible import OpenAICompatibleServer
+from tests.servers.scripted import ScriptedServer
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
@@ -89,6 +90,22 @@ def openai_server() -> Iterator[tuple[str, OpenAICompatibleServer]]:
     server = OpenAICompatibleServer()
     with serve_in_thread(server.app) as url:
         yield f"{url}/v1", server
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[ScriptedServer]:
+    """A raw loopback HTTP server answering each request with the next script."""
+    loopback = ScriptedServer()
+    await loopback.start()
+    yield loopback
+    await loopback.stop()
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client for talking to the loopback servers directly."""
+    async with httpx.AsyncClient() as client:
+        yield client
 
 
 # -- the app ---------------------------------------------------------------------

@@ -4,31 +4,22 @@ API's own shape."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import pytest
 
 from arena.gate.agent import GateContender
 from arena.gate.settings import GateSettings
 from arena.gate.tools.image import image_tools
 from arena.providers.base import ContenderImage, TextDelta, ToolStep
-from tests.providers.test_anthropic import Loopback, claude, message, sse, text_block, tool_block
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[Loopback]:
-    loopback = Loopback()
-    await loopback.start()
-    yield loopback
-    await loopback.stop()
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as client:
-        yield client
+from tests.providers.test_anthropic import (
+    Loopback,
+    claude,
+    message,
+    sse,
+    text_block,
+    tool_block,
+)
 
 
 class TestGateOverAnthropic:

@@ -5,7 +5,7 @@ offline model whenever the judge fails."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -28,12 +28,6 @@ def judge_server() -> Iterator[tuple[str, JudgeServer]]:
     server = JudgeServer()
     with serve_in_thread(server.app) as url:
         yield url + "/v1", server
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as client:
-        yield client
 
 
 def pool_with(gatekeeper: dict[str, object], *contenders: ContenderConfig) -> PoolConfig:

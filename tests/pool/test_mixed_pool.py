@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +18,13 @@ import pytest
 from arena.config import ContenderConfig, PoolConfig
 from arena.images.store import ImageStore
 from arena.pool import PoolPolicy, find_identity_leaks
-from arena.providers.base import Contender, ContenderError, ContenderImage, TextDelta, Usage
+from arena.providers.base import (
+    Contender,
+    ContenderError,
+    ContenderImage,
+    TextDelta,
+    Usage,
+)
 from arena.providers.registry import ProviderDeps, build_pool
 from tests.pool.model_apis import ModelAPIs
 from tests.servers import serve_in_thread
@@ -86,12 +92,6 @@ async def run_battle(pair: tuple[str, str], pool: dict[str, Contender], policy: 
     if battle.votable and find_identity_leaks(battle.texts.values(), config):
         battle.flags.append("identity_leak")
     return battle
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as client:
-        yield client
 
 
 class TestMixedPool:
