@@ -33,6 +33,13 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
 SAMPLE_DIR = SHARED / "data" / "geobrowse-sample"
 SAMPLE_IMAGES = sorted((SAMPLE_DIR / "images").glob("*.jpg"))
+# Debian's Chromium; the flags keep it from reaching for Google's hosts, which
+# this machine's closed network refuses.
+CHROMIUM = Path(os.environ.get("GEOARENA_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
 POSTGRES_ADMIN_URL = os.environ.get(
     "ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )
@@ -106,6 +113,31 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client for talking to the loopback servers directly."""
     async with httpx.AsyncClient() as client:
         yield client
+
+
+# -- the browser -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[object]:
+    """Debian's Chromium, headless, through Playwright's sync API.
+
+    Module-scoped on purpose: the sync API keeps an event loop running while
+    it is open, and pytest-asyncio cannot run async tests beside it."""
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}. The browser test needs Debian's chromium: "
+            "`apt-get install -y chromium` (or set GEOARENA_CHROMIUM to its path). "
+            "It is not skipped on purpose: CI must run it."
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 # -- the app ---------------------------------------------------------------------

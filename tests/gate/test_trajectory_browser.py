@@ -3,7 +3,6 @@ timeline with thumbnails, and model text never becomes HTML."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,6 @@ from tests.servers.openai_compatible import OpenAICompatibleServer
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path(os.environ.get("GEOARENA_CHROMIUM", "/usr/bin/chromium"))
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="/static/arena.css">
 <script src="/static/trajectory.js"></script></head>
 <body><main style="max-width:640px;margin:1rem auto"><article class="pane">
@@ -102,26 +100,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[d
         yield url, steps
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.fail(f"Chromium not found at {CHROMIUM}: `apt-get install -y chromium` (or set GEOARENA_CHROMIUM)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
 class TestTrajectoryTimeline:
-    def test_renders_steps_thumbnails_and_only_text(self, site: tuple[str, list[dict[str, Any]]], browser: Any) -> None:
+    def test_renders_steps_thumbnails_and_only_text(self, site: tuple[str, list[dict[str, Any]]], chromium: Any) -> None:
         url, steps = site
-        page = browser.new_page(viewport={"width": 800, "height": 900})
+        page = chromium.new_page(viewport={"width": 800, "height": 900})
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(url + "/")
@@ -196,9 +178,9 @@ def gate_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
 
 
 class TestGateBattleInTheArena:
-    def test_tool_steps_show_in_the_gate_pane(self, gate_arena: tuple[str, ScriptedModelServer], browser: Any) -> None:
+    def test_tool_steps_show_in_the_gate_pane(self, gate_arena: tuple[str, ScriptedModelServer], chromium: Any) -> None:
         url, scripted = gate_arena
-        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page = chromium.new_page(viewport={"width": 1280, "height": 1000})
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(url + "/")

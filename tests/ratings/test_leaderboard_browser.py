@@ -4,8 +4,6 @@ Screenshots land in `screenshots/` (ignored by git) for a person to look at."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +23,6 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "screenshots"
-CHROMIUM = Path(os.environ.get("GEOARENA_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 
 
 def snapshot_for(contenders: int, votes: int, seed: int) -> dict[str, Any]:
@@ -36,20 +32,6 @@ def snapshot_for(contenders: int, votes: int, seed: int) -> dict[str, Any]:
     languages = {"language:en": np.flatnonzero(np.arange(votes) % 4 != 0), "language:ja": np.flatnonzero(np.arange(votes) % 40 == 0)}
     log = VoteLog(names, a, b, y, fa, fb, np.arange(votes, dtype=float), {n: n.endswith("+gate") for n in names}, languages)
     return build_snapshot(log, RankOptions(rounds=20, seed=seed), excluded={"flagged:identity_leak": 3, "side_failed": 1})
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.fail(f"Chromium not found at {CHROMIUM}: `apt-get install -y chromium` (or set GEOARENA_CHROMIUM)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def serve_with(tmp_path: Path, snapshot: dict[str, Any] | None):  # type: ignore[no-untyped-def]

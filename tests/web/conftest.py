@@ -25,11 +25,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
 SAMPLE_IMAGES = SHARED / "data" / "geobrowse-sample" / "images"
 SCREENSHOTS = ROOT / "screenshots"
-CHROMIUM = Path(os.environ.get("GEOARENA_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 SERVER_START_TIMEOUT = 90.0  # seconds: `arena serve` migrates the database and builds the pool first
 
 
@@ -87,28 +82,6 @@ def serve_arena(base: Path, config: Path) -> Iterator[ArenaServer]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[object]:
-    """Debian's Chromium, headless, through Playwright's sync API.
-
-    Module-scoped on purpose: the sync API keeps an event loop running while
-    it is open, and pytest-asyncio cannot run async tests beside it."""
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"Chromium not found at {CHROMIUM}. The browser test needs Debian's chromium: "
-            "`apt-get install -y chromium` (or set GEOARENA_CHROMIUM to its path). "
-            "It is not skipped on purpose: CI must run it."
-        )
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture(scope="session")
