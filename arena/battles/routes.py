@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import secrets
+from dataclasses import asdict
 from datetime import timedelta
 from typing import Literal
 
@@ -16,7 +17,7 @@ from starlette.types import Message
 
 from arena.battles import repository
 from arena.battles.language import guess_language
-from arena.battles.votes import cast_vote, voter_hash
+from arena.battles.votes import Reveal, cast_vote, voter_hash
 from arena.db.session import SessionDep
 from arena.db.tables import utcnow
 from arena.errors import ClientError
@@ -35,16 +36,6 @@ class BattleCreated(BaseModel):
 
 class VoteIn(BaseModel):
     choice: Literal["a", "b", "tie", "both_bad"]
-
-
-class RevealOut(BaseModel):
-    choice: str
-    model_a: str
-    model_b: str
-    label_a: str
-    label_b: str
-    gate_a: bool
-    gate_b: bool
 
 
 @router.post("/api/battles", status_code=201, response_model=BattleCreated)
@@ -123,7 +114,7 @@ async def battle_events(battle_id: str, request: Request, session: SessionDep) -
     )
 
 
-@router.post("/api/battles/{battle_id}/vote", response_model=RevealOut)
+@router.post("/api/battles/{battle_id}/vote", response_model=Reveal)
 def vote(battle_id: str, body: VoteIn, request: Request, session: SessionDep) -> JSONResponse:
     """Cast the battle's one vote; the answer reveals the contenders.
 
@@ -136,7 +127,7 @@ def vote(battle_id: str, body: VoteIn, request: Request, session: SessionDep) ->
         request.app.state.pool_config,
     )
     session.commit()
-    response = JSONResponse(RevealOut(**reveal.__dict__).model_dump())
+    response = JSONResponse(asdict(reveal))
     _ensure_voter_cookie(request, response, voter_id)
     return response
 

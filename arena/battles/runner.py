@@ -81,12 +81,14 @@ class BattleRuns:
         run = self._runs.get(battle_id)
         if run is None and await asyncio.to_thread(self._claim, battle_id):
             try:
-                run = self._start(battle_id)
+                prompt, image, sides = await asyncio.to_thread(self._load_inputs, battle_id)
             except Exception:
                 # e.g. the photo is not in this replica's image store: fail the
                 # battle we claimed (the replay below says so) rather than leave it running
                 log.exception("battle %s could not start", battle_id)
                 await asyncio.to_thread(self._persist_unstarted, battle_id)
+            else:
+                run = self._start(battle_id, prompt, image, sides)
         # Another stream of this process may have claimed it while we asked.
         run = run or self._runs.get(battle_id)
         if run is not None:
@@ -105,7 +107,9 @@ class BattleRuns:
         with self.sessions.begin() as session:
             return repository.claim_battle(session, battle_id)
 
-    def _start(self, battle_id: str) -> BattleRun:
+    def _load_inputs(self, battle_id: str) -> tuple[str, ContenderImage, dict[str, str]]:
+        """A claimed battle's prompt, photo and sides (database and file reads:
+        run in a worker thread, off the event loop)."""
         with self.sessions() as session:
             battle = repository.get_battle(session, battle_id, with_responses=True)
             assert battle is not None, "a claimed battle exists"
@@ -115,6 +119,9 @@ class BattleRuns:
             assert stored is not None, "a battle's image row exists"
             size = (stored.width, stored.height)
         image = ContenderImage(jpeg=self.images.get(sha), width=size[0], height=size[1], sha256=sha)
+        return prompt, image, sides
+
+    def _start(self, battle_id: str, prompt: str, image: ContenderImage, sides: dict[str, str]) -> BattleRun:
         run = BattleRun(self, battle_id, prompt, image, sides)
         self._runs[battle_id] = run
         run.task = asyncio.create_task(run.run(), name=f"battle-{battle_id}")
