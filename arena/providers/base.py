@@ -25,7 +25,7 @@ class ContenderImage:
     sha256: str = ""
 
     def data_url(self) -> str:
-        return "data:image/jpeg;base64," + base64.b64encode(self.jpeg).decode("ascii")
+        return "data:image/jpeg;base64," + self.base64()
 
     def base64(self) -> str:
         return base64.b64encode(self.jpeg).decode("ascii")

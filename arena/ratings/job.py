@@ -50,9 +50,10 @@ def rank_database(
 def log_from_database(session: Session, cache: FeatureCache | None = None) -> tuple[VoteLog, dict[str, int]]:
     """The votes that count, with style features of the final answers.
 
-    Counting the features is the slow part of reading (a few hundred
-    microseconds per answer); `cache` (response id -> features), kept by
-    `arena rank --every`, means each answer is counted once per process."""
+    Answers carry their stored style counts; older or imported ones without
+    them are counted from the text, the slow part of reading (a few hundred
+    microseconds each). `cache` (response id -> features), kept by
+    `arena rank --every`, means that happens once per answer per process."""
     cache = {} if cache is None else cache
     builder = VoteLogBuilder()
     excluded = ExclusionCounter()
