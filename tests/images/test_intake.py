@@ -41,6 +41,10 @@ def refused(data: bytes, limits: IntakeLimits = IntakeLimits()) -> IntakeError:
 
 
 class TestRealPhotos:
+    def test_the_sample_photos_are_there(self):
+        # without them the parametrised test below would quietly collect nothing
+        assert len(SAMPLE_IMAGES) >= 10, "no GeoBrowse sample photos: set GEOARENA_SHARED to the shared dir"
+
     @pytest.mark.parametrize("path", SAMPLE_IMAGES, ids=lambda p: p.name)
     def test_each_sample_photo_is_normalised(self, path):
         clean = normalise(path.read_bytes())
