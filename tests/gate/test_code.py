@@ -17,7 +17,12 @@ from PIL import Image
 
 from arena.gate.registry import ImageRegistry
 from arena.gate.settings import GateSettings
-from arena.gate.tools.code import CodeSandbox, code_interpreter_tool, code_tools
+from arena.gate.tools.code import (
+    CodeSandbox,
+    code_interpreter_tool,
+    code_tools,
+    sandbox_site,
+)
 
 SANDBOX = CodeSandbox(timeout=4, memory_mb=512)
 REASON = SANDBOX.unavailable()
@@ -68,6 +73,18 @@ class TestSandbox:
     async def test_runs_python_with_numpy(self) -> None:
         result = await SANDBOX.run("import numpy as np\nprint(round(float(np.hypot(3, 4)), 1))\nprint(6*7)")
         assert result.exit_code == 0 and result.stdout == "5.0\n42\n"
+
+    async def test_packages_under_a_private_folder_are_still_offered(self, tmp_path: Path) -> None:
+        # a venv inside a 0700 checkout: the sandbox user cannot walk there by path
+        site = tmp_path / "private" / "site-packages"
+        (site / "probe_package").mkdir(parents=True)
+        (site / "probe_package" / "__init__.py").write_text("ANSWER = 42\n")
+        (tmp_path / "private").chmod(0o700)
+        box = CodeSandbox(timeout=4, memory_mb=512)
+        box.site_packages = sandbox_site(site, ("probe_package",))
+        assert box.site_packages != str(site)  # a readable copy, not the private folder
+        result = await box.run("import probe_package\nprint(probe_package.ANSWER)")
+        assert result.exit_code == 0 and result.stdout == "42\n", result.stderr
 
     async def test_no_network_even_to_loopback(self, listener: tuple[int, list[object]]) -> None:
         port, accepted = listener

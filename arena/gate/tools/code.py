@@ -370,10 +370,24 @@ def _numpy_site_packages() -> str:
     spec = importlib.util.find_spec("numpy")
     if spec is None or not spec.origin:
         return ""
-    site = Path(spec.origin).resolve().parent.parent
-    # only if the sandbox user can read it, and the interpreter is the same minor version
-    readable = all(os.stat(p).st_mode & 0o005 == 0o005 for p in (site, *site.parents) if str(p) != "/")
-    return str(site) if readable else ""
+    # numpy.libs holds the OpenBLAS its wheel bundles
+    return sandbox_site(Path(spec.origin).resolve().parent.parent, ("numpy", "numpy.libs"))
+
+
+@functools.cache
+def sandbox_site(site: Path, packages: tuple[str, ...]) -> str:
+    """A folder the sandbox user can read that holds `packages` from `site`:
+    `site` itself when every folder above it lets others through, else (a venv
+    inside a private checkout) a copy of just those packages, made once per
+    process. The sandbox's interpreter must be the same minor version."""
+    if all(os.stat(p).st_mode & 0o005 == 0o005 for p in (site, *site.parents) if str(p) != "/"):
+        return str(site)
+    stage = Path(tempfile.mkdtemp(prefix="gate-site-"))
+    for name in packages:
+        if (site / name).is_dir():
+            shutil.copytree(site / name, stage / name)
+    stage.chmod(0o755)  # the sandbox may run as nobody
+    return str(stage)
 
 
 async def _read_capped(stream: asyncio.StreamReader, cap: int, too_much: asyncio.Event) -> bytes:
