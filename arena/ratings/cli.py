@@ -15,6 +15,7 @@ from sqlalchemy.exc import OperationalError
 
 from arena.config import Settings
 from arena.ratings.leaderboard import CI_METHODS, RankOptions
+from arena.ratings.ties import TIE_MODELS
 
 DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -32,6 +33,8 @@ def register(subparsers: Any) -> None:
     rank.add_argument("--rounds", type=int, help="bootstrap rounds (default 100)")
     rank.add_argument("--ci", choices=CI_METHODS, help="confidence intervals: bootstrap (default) or sandwich (fast)")
     rank.add_argument("--seed", type=int, help="random seed of the bootstrap (default 0)")
+    rank.add_argument("--ties", choices=TIE_MODELS, help="tie model: half (default: a tie is half a win each), "
+                      "davidson (ties get their own parameter) or ignore (decisive votes only)")
     rank.add_argument("--no-style", action="store_true", help="skip the style-adjusted ratings")
     rank.add_argument("--anchor", help="contender held at --anchor-rating (e.g. gpt-4o)")
     rank.add_argument("--anchor-rating", type=float, help="rating of the anchor (default 1000)")
@@ -62,6 +65,7 @@ def options_from(args: argparse.Namespace, configured: dict[str, Any]) -> RankOp
         anchor=pick(args.anchor, "anchor", None) or None,
         anchor_rating=float(pick(args.anchor_rating, "anchor_rating", defaults.anchor_rating)),
         min_category_votes=int(configured.get("min_category_votes", defaults.min_category_votes)),
+        ties=str(pick(args.ties, "ties", defaults.ties)),
     )
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.special import ndtri
 from threadpoolctl import threadpool_limits
 
-from arena.ratings import bt, elo, style
+from arena.ratings import bt, elo, style, ties
 from arena.ratings.bt import POINTS_PER_UNIT, FloatArray, IntArray, Matchups
 
 CI_METHODS = ("bootstrap", "sandwich")
@@ -40,12 +40,15 @@ class RankOptions:
     anchor_rating: float = bt.INIT_RATING
     min_category_votes: int = MIN_CATEGORY_VOTES
     exact_style_bootstrap: bool | None = None  # None: exact when small enough
+    ties: str = "half"  # tie model of the plain and category fits: ties.TIE_MODELS
 
     def __post_init__(self) -> None:
         if self.ci not in CI_METHODS:
             raise ValueError(f"unknown CI method {self.ci!r}; use one of {', '.join(CI_METHODS)}")
         if self.ci == "bootstrap" and self.rounds < 2:
             raise ValueError("a bootstrap needs at least 2 rounds")
+        if self.ties not in ties.TIE_MODELS:
+            raise ValueError(f"unknown tie model {self.ties!r}; use one of {', '.join(ties.TIE_MODELS)}")
         if not 0 < self.level < 1:
             raise ValueError("the confidence level must be between 0 and 1, e.g. 0.95")
 
@@ -205,6 +208,8 @@ def _build(
     clock = _lap(timings, "elo", clock)
     snapshot["leaderboard"] = _rows(names, plain.ratings, plain.low, plain.high, played, win_rate, log.gate, elo_ratings)
     snapshot["method"]["mle_gradient_norm"] = plain.gradient_norm
+    if plain.tie_parameter is not None:
+        snapshot["method"]["tie_parameter"] = round(plain.tie_parameter, 6)
     snapshot["matrices"] = _matrices(names, matchups, plain.ratings, snapshot["leaderboard"])
 
     if options.style and log.features_a is not None and log.features_b is not None:
@@ -242,6 +247,7 @@ class Intervals:
     high: FloatArray
     regularized: bool
     gradient_norm: float
+    tie_parameter: float | None = None  # Davidson's nu
 
 
 def _fit_with_intervals(
@@ -251,6 +257,10 @@ def _fit_with_intervals(
     rng: np.random.Generator | None,
     progress: Progress | None,
 ) -> Intervals:
+    if options.ties == "davidson":
+        return _davidson_intervals(matchups, options, anchor, rng, progress)
+    if options.ties == "ignore":
+        matchups = ties.drop_ties(matchups)
     full = bt.fit_bt(matchups)
     ratings = full.ratings(anchor, options.anchor_rating)
     if options.ci == "sandwich":
@@ -261,6 +271,27 @@ def _fit_with_intervals(
     sampled = np.stack([bt.to_ratings(t, anchor, options.anchor_rating) for t in rounds])
     low, high = _percentiles(sampled, options.level)
     return Intervals(full.theta, ratings, low, high, full.regularized, full.gradient_norm)
+
+
+def _davidson_intervals(
+    matchups: Matchups,
+    options: RankOptions,
+    anchor: int | None,
+    rng: np.random.Generator | None,
+    progress: Progress | None,
+) -> Intervals:
+    full = ties.fit_davidson(matchups)
+    ratings = bt.to_ratings(full.theta, anchor, options.anchor_rating)
+    if options.ci == "sandwich":
+        cov = ties.sandwich_davidson(matchups, full, anchor)
+        half = _z(options.level) * POINTS_PER_UNIT * np.sqrt(np.clip(np.diag(cov), 0, None))
+        low, high = ratings - half, ratings + half
+    else:
+        rounds = ties.bootstrap_davidson(
+            matchups, full, options.rounds, rng or np.random.default_rng(options.seed), progress=progress
+        )
+        low, high = _percentiles(np.stack([bt.to_ratings(t, anchor, options.anchor_rating) for t in rounds]), options.level)
+    return Intervals(full.theta, ratings, low, high, full.regularized, full.gradient_norm, full.nu)
 
 
 def _votes_and_win_rate(m: Matchups) -> tuple[FloatArray, FloatArray]:
@@ -448,7 +479,9 @@ def _method(options: RankOptions) -> dict[str, Any]:
         "base": bt.BASE,
         "scale": bt.SCALE,
         "init": bt.INIT_RATING,
-        "ties": "half a win each (tie and both bad)",
+        "ties": ties.DESCRIPTIONS[options.ties],
+        "tie_model": options.ties,
+        "style_ties": ties.DESCRIPTIONS["half"],
         "ci": options.ci,
         "rounds": options.rounds if options.ci == "bootstrap" else None,
         "level": options.level,
