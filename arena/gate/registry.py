@@ -9,13 +9,13 @@ written to the image store, so the voter's page can show it from
 
 from __future__ import annotations
 
-import io
 import threading
 from dataclasses import dataclass
 
 from PIL import Image
 
 from arena.gate.tools.base import ImageToolError
+from arena.images.encode import pixels_only_jpeg
 from arena.images.store import ImageStore
 from arena.providers.base import ContenderImage
 
@@ -80,9 +80,8 @@ class ImageRegistry:
 
 
 def jpeg_bytes(image: Image.Image, quality: int = 90) -> bytes:
-    buf = io.BytesIO()
-    image.convert("RGB").save(buf, format="JPEG", quality=quality)
-    return buf.getvalue()
+    # a fetched web image may carry a JPEG comment: what GATE stores and sends is pixels only
+    return pixels_only_jpeg(image, quality)
 
 
 def contender_image(entry: RegisteredImage, long_side: int = MODEL_LONG_SIDE) -> ContenderImage:

@@ -2,8 +2,9 @@
 
 The upload is identified by its content, not its name; its pixel count is
 checked from the header before anything is decoded (decompression bombs);
-EXIF orientation is applied and then every piece of metadata is dropped, so
-no GPS tag leaves the server and no contender can read one.
+EXIF orientation is applied and then every piece of metadata is dropped
+(EXIF, XMP, ICC, JPEG comments, PNG text, bytes after the image), so no GPS
+tag or polyglot leaves the server and no contender can read one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from arena.errors import ClientError
+from arena.images.encode import pixels_only_jpeg
 
 try:  # HEIC/HEIF from phones, when the optional plugin is installed
     from pillow_heif import register_heif_opener
@@ -141,10 +143,7 @@ def _encode(image: Image.Image, long_side: int) -> bytes:
     if max(image.size) > long_side:
         image = image.copy()
         image.thumbnail((long_side, long_side), Image.Resampling.LANCZOS)
-    out = io.BytesIO()
-    # No exif=, no icc_profile=: the output carries pixels only.
-    image.save(out, "JPEG", quality=JPEG_QUALITY, optimize=True)
-    return out.getvalue()
+    return pixels_only_jpeg(image, JPEG_QUALITY, optimize=True)
 
 
 def _mb(n: int) -> str:

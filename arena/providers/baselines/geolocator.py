@@ -20,6 +20,7 @@ from PIL import Image
 from arena.geo.gazetteer import UNSPACED, Gazetteer, fold, load_gazetteer
 from arena.geo.ranking import Ranking, TextLine, rank_places
 from arena.geo.scripts import script_of
+from arena.images.encode import pixels_only_jpeg
 from arena.images.store import ImageStore
 from arena.providers.base import (
     ContenderError,
@@ -189,9 +190,7 @@ def observe(label: str, lines: Sequence[OcrLine]) -> str:
 def thumbnail_jpeg(image: Image.Image, side: int = THUMBNAIL_SIDE) -> bytes:
     thumb = image.convert("RGB")
     thumb.thumbnail((side, side), Image.Resampling.LANCZOS)
-    out = io.BytesIO()
-    thumb.save(out, "JPEG", quality=82)
-    return out.getvalue()
+    return pixels_only_jpeg(thumb, 82)
 
 
 def _decode(image: ContenderImage) -> Image.Image:
