@@ -18,7 +18,7 @@ import numpy as np
 from scipy.special import ndtri
 from threadpoolctl import threadpool_limits
 
-from arena.ratings import bt, elo, style, ties
+from arena.ratings import bt, elo, extended, style, ties
 from arena.ratings.bt import POINTS_PER_UNIT, FloatArray, IntArray, Matchups
 
 CI_METHODS = ("bootstrap", "sandwich")
@@ -180,6 +180,8 @@ def _build(
         "style": None,
         "matrices": None,
         "categories": [],
+        "gate_uplift": {},
+        "position": None,
         "notes": [],
         "timings": timings,
     }
@@ -226,7 +228,10 @@ def _build(
         snapshot["notes"].append("no style features in the input: style-adjusted ratings skipped")
 
     snapshot["categories"] = _categories(log, a, b, names, options, progress)
-    _lap(timings, "categories", clock)
+    clock = _lap(timings, "categories", clock)
+    # what GATE adds per base model and what side A adds (sibling fit, sandwich intervals)
+    snapshot.update(extended.sections(matchups, names, log.gate, options.level))
+    _lap(timings, "gate_and_position", clock)
     return snapshot
 
 

@@ -67,7 +67,33 @@ class LeaderboardPage:
         return sum(self.snapshot.get("excluded", {}).values()) if self.snapshot else 0
 
     @property
+    def gate_sentences(self) -> list[str]:
+        """One sentence per base model whose GATE variant also played:
+        "+gate adds 31 [12, 50] points to gpt-4o"."""
+        uplift = (self.snapshot or {}).get("gate_uplift") or {}
+        return [_uplift_sentence(base, entry) for base, entry in uplift.items()]
+
+    @property
+    def position_sentence(self) -> str | None:
+        """What the left side is worth: "The left answer (A) gains 4 [-3, 11] points over the right one"."""
+        position = (self.snapshot or {}).get("position")
+        if not position:
+            return None
+        points, low, high = position["points"], position["ci_low"], position["ci_high"]
+        if points >= 0:
+            return f"The left answer (A) gains {points:.0f} [{low:.0f}, {high:.0f}] points over the right one (B)."
+        return f"The left answer (A) loses {-points:.0f} [{-high:.0f}, {-low:.0f}] points against the right one (B)."
+
+    @property
     def snapshot_json(self) -> str:
         """The snapshot for the page's script, safe inside <script type="application/json">."""
         text = json.dumps(self.snapshot or empty_snapshot(), ensure_ascii=False, separators=(",", ":"))
         return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _uplift_sentence(base: str, entry: dict[str, Any]) -> str:
+    points, low, high = entry["points"], entry["ci_low"], entry["ci_high"]
+    suffix = entry["contender"].removeprefix(base) or "+gate"
+    if points >= 0:
+        return f"{suffix} adds {points:.0f} [{low:.0f}, {high:.0f}] points to {base}."
+    return f"{suffix} takes {-points:.0f} [{-high:.0f}, {-low:.0f}] points from {base}."

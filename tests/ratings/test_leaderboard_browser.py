@@ -105,3 +105,20 @@ class TestLeaderboardInBrowser:
             assert errors == []
             assert "No leaderboard yet" in page.locator("#lb-empty").inner_text()
             context.close()
+
+    def test_gate_uplift_and_position_are_one_sentence_each(self, chromium, tmp_path):
+        from tests.ratings.test_extended import GATE, NAMES, simulate
+
+        a, b, y = simulate(20_000, np.random.default_rng(3))
+        snapshot = build_snapshot(VoteLog(NAMES, a, b, y, gate=GATE), RankOptions(ci="sandwich", style=False))
+        uplift = snapshot["gate_uplift"]["gpt-4o"]
+        with serve_with(tmp_path, snapshot) as base:
+            context, page, _, errors = open_page(chromium, base)
+            assert errors == []
+            sentences = page.locator("#lb-effects li").all_inner_texts()
+            expected = f"+gate adds {uplift['points']:.0f} [{uplift['ci_low']:.0f}, {uplift['ci_high']:.0f}] points to gpt-4o."
+            assert expected in sentences
+            assert any(s.startswith("+gate takes ") and s.endswith(" points from claude.") for s in sentences)
+            assert sum("left answer (A)" in s for s in sentences) == 1 and len(sentences) == 3
+            page.locator("#lb-effects").screenshot(path=str(SCREENSHOTS / "leaderboard-effects.png"))
+            context.close()
