@@ -19,6 +19,7 @@ from scipy.special import ndtri
 from threadpoolctl import threadpool_limits
 
 from arena.ratings import bt, elo, extended, style, ties
+from arena.ratings.accuracy import LabelledVote, accuracy_section, preference_vs_accuracy
 from arena.ratings.bt import POINTS_PER_UNIT, FloatArray, IntArray, Matchups
 
 CI_METHODS = ("bootstrap", "sandwich")
@@ -66,6 +67,7 @@ class VoteLog:
     tstamp: FloatArray | None = None
     gate: dict[str, bool] = field(default_factory=dict)  # contender -> GATE-equipped
     categories: dict[str, IntArray] = field(default_factory=dict)  # name -> vote indices
+    labelled: list[LabelledVote] = field(default_factory=list)  # votes on battles with a location label
 
     @property
     def size(self) -> int:
@@ -86,6 +88,7 @@ class VoteLogBuilder:
         self._gate: dict[str, bool] = {}
         self._categories: dict[str, list[int]] = {}
         self._has_features = True
+        self._labelled: list[LabelledVote] = []
 
     def add(
         self,
@@ -100,6 +103,8 @@ class VoteLogBuilder:
         gate_b: bool = False,
         language: str | None = None,
         categories: Sequence[str] = (),
+        regions: Sequence[str] = (),
+        labelled: LabelledVote | None = None,
     ) -> None:
         row = len(self._a)
         self._a.append(self._contender(model_a))
@@ -116,6 +121,9 @@ class VoteLogBuilder:
         names = [f"language:{language}"] if language else []
         names.append(GATE_VS_PLAIN if gate_a != gate_b else (PLAIN_ONLY if not gate_a else "gate only"))
         names.extend(f"category:{c}" for c in categories)
+        names.extend(regions)  # already named: "continent:Asia", "answers agree:Japan"
+        if labelled is not None:
+            self._labelled.append(labelled)
         for name in names:
             self._categories.setdefault(name, []).append(row)
 
@@ -131,6 +139,7 @@ class VoteLogBuilder:
             tstamp=np.asarray(self._tstamp, dtype=np.float64),
             gate=dict(self._gate),
             categories={k: np.asarray(v, dtype=np.int64) for k, v in self._categories.items()},
+            labelled=list(self._labelled),
         )
 
     def _contender(self, name: str) -> int:
@@ -231,8 +240,20 @@ def _build(
     clock = _lap(timings, "categories", clock)
     # what GATE adds per base model and what side A adds (sibling fit, sandwich intervals)
     snapshot.update(extended.sections(matchups, names, log.gate, options.level))
-    _lap(timings, "gate_and_position", clock)
+    clock = _lap(timings, "gate_and_position", clock)
+    _accuracy_sections(snapshot, log, options)
+    _lap(timings, "accuracy", clock)
     return snapshot
+
+
+def _accuracy_sections(snapshot: dict[str, Any], log: VoteLog, options: RankOptions) -> None:
+    """Accuracy on labelled battles beside the votes (arena.ratings.accuracy)."""
+    rounds = max(options.rounds, 100)  # cheap: a mean or median per round, even with sandwich BT
+    snapshot["accuracy"] = accuracy_section(log.labelled, rounds=rounds, seed=options.seed, level=options.level)
+    snapshot["preference_vs_accuracy"] = (
+        preference_vs_accuracy(log.labelled, rounds=rounds, seed=options.seed, level=options.level)
+        if log.labelled else None
+    )
 
 
 def _lap(timings: dict[str, float], name: str, since: float) -> float:

@@ -1,0 +1,201 @@
+"""Accuracy of the contenders on labelled battles, beside human preference.
+
+A labelled battle is one whose uploader shared where the photo was taken.
+Each answer's error is the great-circle distance from the point it commits
+to (`arena.geo.commitment`) to that label; an answer that commits to no
+place is a miss: infinitely far, outside every radius, GeoScore 0, wrong
+country. Per contender (IM2GPS's scales, OSV-5M's GeoScore):
+
+* `median_km`, and `within_km` = share within 1 / 25 / 200 / 750 / 2,500 km
+  (street / city / region / country / continent);
+* `geoscore` = mean of 5000 * exp(-d / 1492.7 km);
+* `country_accuracy` = share whose committed country is the label's;
+* `no_commitment_rate`.
+
+Each with a percentile bootstrap interval over that contender's labelled
+battles (fixed seed). `preference_vs_accuracy` asks whether the votes reward
+the right answer: among battles where one answer is clearly closer (2x
+closer and at least 25 km nearer), the share of votes for the closer one
+(ties and both-bad count half, as in the ratings), overall and per pair.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from arena.ratings.bt import FloatArray
+
+THRESHOLDS_KM = (1, 25, 200, 750, 2500)
+GEOSCORE_MAX = 5000.0
+GEOSCORE_SCALE_KM = 1492.7
+CLEARLY_CLOSER_RATIO = 2.0
+CLEARLY_CLOSER_GAP_KM = 25.0
+_CHUNK = 32  # bootstrap rounds drawn at once: bounds memory at 32 x battles
+
+
+@dataclass(frozen=True)
+class LabelledVote:
+    """One rated vote on a labelled battle, reduced to what accuracy needs."""
+
+    model_a: str
+    model_b: str
+    outcome: float  # side a's score: 1, 0 or 0.5 (tie, both bad)
+    error_km_a: float | None  # None: the answer commits to no place
+    error_km_b: float | None
+    country_hit_a: bool | None = None  # None: not known (an export without answer countries)
+    country_hit_b: bool | None = None
+
+
+def geoscore(distance_km: float | None) -> float:
+    """OSV-5M's GeoScore: 5000 at the spot, ~1839 at 1,493 km, 0 for no answer."""
+    if distance_km is None or not math.isfinite(distance_km):
+        return 0.0
+    return GEOSCORE_MAX * math.exp(-distance_km / GEOSCORE_SCALE_KM)
+
+
+def accuracy_section(
+    votes: Sequence[LabelledVote], *, rounds: int = 100, seed: int = 0, level: float = 0.95
+) -> dict[str, dict[str, Any]]:
+    """Per contender, sorted by name: labelled answers and the metrics above."""
+    errors: dict[str, list[float]] = defaultdict(list)
+    hits: dict[str, list[float]] = defaultdict(list)
+    for v in votes:
+        for name, err, hit in (
+            (v.model_a, v.error_km_a, v.country_hit_a),
+            (v.model_b, v.error_km_b, v.country_hit_b),
+        ):
+            errors[name].append(math.inf if err is None else float(err))
+            hits[name].append(0.0 if err is None else (math.nan if hit is None else float(hit)))
+    rng = np.random.default_rng(seed)
+    return {
+        name: contender_accuracy(np.asarray(errors[name]), np.asarray(hits[name]), rng, rounds, level)
+        for name in sorted(errors)
+    }
+
+
+def contender_accuracy(
+    errors_km: FloatArray, country_hits: FloatArray, rng: np.random.Generator, rounds: int, level: float
+) -> dict[str, Any]:
+    """The metrics of one contender's answers (inf = no place, nan hit = unknown)."""
+    n = int(errors_km.size)
+    known_hits = country_hits[~np.isnan(country_hits)]
+    finite = np.isfinite(errors_km)
+    scores = np.where(
+        finite, GEOSCORE_MAX * np.exp(-np.where(finite, errors_km, 0.0) / GEOSCORE_SCALE_KM), 0.0
+    )
+    boot = _Bootstrap(n, rng, rounds, level)
+    out: dict[str, Any] = {
+        "labelled": n,
+        "committed": int(finite.sum()),
+        "no_commitment_rate": boot.interval(np.isinf(errors_km).astype(np.float64), _mean),
+        "median_km": boot.interval(errors_km, _median),
+        "within_km": {
+            str(t): boot.interval((errors_km <= t).astype(np.float64), _mean) for t in THRESHOLDS_KM
+        },
+        "geoscore": boot.interval(scores, _mean, digits=1),
+        "country_accuracy": None,
+    }
+    if known_hits.size == n:  # every answer's country is known
+        out["country_accuracy"] = boot.interval(country_hits, _mean)
+    elif known_hits.size:
+        sub = _Bootstrap(int(known_hits.size), rng, rounds, level)
+        out["country_accuracy"] = sub.interval(known_hits, _mean) | {"of": int(known_hits.size)}
+    return out
+
+
+def preference_vs_accuracy(
+    votes: Sequence[LabelledVote],
+    *,
+    ratio: float = CLEARLY_CLOSER_RATIO,
+    min_gap_km: float = CLEARLY_CLOSER_GAP_KM,
+    rounds: int = 100,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """Share of the votes that went to the clearly closer answer."""
+    clear: list[tuple[tuple[str, str], float]] = []  # (pair, score of the closer side)
+    for v in votes:
+        if v.error_km_a is None or v.error_km_b is None:
+            continue  # both must commit: "closer than nothing" says little about the votes
+        near, far = sorted((v.error_km_a, v.error_km_b))
+        if far < ratio * near or far - near < min_gap_km:
+            continue
+        closer_is_a = v.error_km_a < v.error_km_b
+        clear.append((tuple(sorted((v.model_a, v.model_b))), v.outcome if closer_is_a else 1.0 - v.outcome))
+    rng = np.random.default_rng(seed + 7)
+    section: dict[str, Any] = {
+        "rule": f"one answer at least {ratio:g}x closer and {min_gap_km:g} km nearer than the other; "
+        "ties and both-bad count half",
+        "labelled_votes": len(votes),
+        "clear_votes": len(clear),
+        **_share([s for _, s in clear], rng, rounds, level),
+        "by_pair": [],
+    }
+    by_pair: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for pair, score in clear:
+        by_pair[pair].append(score)
+    for pair in sorted(by_pair):
+        section["by_pair"].append(
+            {
+                "pair": list(pair),
+                "clear_votes": len(by_pair[pair]),
+                **_share(by_pair[pair], rng, rounds, level),
+            }
+        )
+    return section
+
+
+def _share(scores: list[float], rng: np.random.Generator, rounds: int, level: float) -> dict[str, Any]:
+    values = np.asarray(scores, dtype=np.float64)
+    return {
+        "closer_won": int((values == 1.0).sum()),
+        "farther_won": int((values == 0.0).sum()),
+        "ties": int((values == 0.5).sum()),
+        "share_for_closer": _Bootstrap(int(values.size), rng, rounds, level).interval(values, _mean)
+        if values.size
+        else None,
+    }
+
+
+def _mean(samples: FloatArray) -> FloatArray:
+    return samples.mean(axis=-1)
+
+
+def _median(samples: FloatArray) -> FloatArray:
+    return np.median(samples, axis=-1)
+
+
+class _Bootstrap:
+    """Percentile intervals by resampling one contender's battles, in chunks."""
+
+    def __init__(self, n: int, rng: np.random.Generator, rounds: int, level: float) -> None:
+        self.n, self.rng, self.rounds, self.tail = n, rng, max(2, rounds), (1 - level) / 2
+
+    def interval(self, values: FloatArray, statistic: Any, digits: int = 4) -> dict[str, float | None]:
+        point = float(statistic(values))
+        if self.n == 0:
+            return {"value": None, "ci_low": None, "ci_high": None}
+        draws = []
+        for start in range(0, self.rounds, _CHUNK):
+            size = min(_CHUNK, self.rounds - start)
+            draws.append(statistic(values[self.rng.integers(0, self.n, (size, self.n))]))
+        sampled = np.concatenate(draws)
+        # no interpolation between order statistics: a median can be infinite
+        low = float(np.quantile(sampled, self.tail, method="lower"))
+        high = float(np.quantile(sampled, 1 - self.tail, method="higher"))
+        return {
+            "value": _finite(point, digits),
+            "ci_low": _finite(low, digits),
+            "ci_high": _finite(high, digits),
+        }
+
+
+def _finite(x: float, digits: int) -> float | None:
+    """JSON has no infinity: a median that is a miss (most answers named no place) is null."""
+    return round(x, digits) if math.isfinite(x) else None
