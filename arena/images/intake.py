@@ -18,6 +18,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from arena.errors import ClientError
 from arena.images.encode import pixels_only_jpeg
+from arena.images.location import exif_gps
 
 try:  # HEIC/HEIF from phones, when the optional plugin is installed
     from pillow_heif import register_heif_opener
@@ -50,6 +51,8 @@ class NormalisedImage:
     height: int
     sha256: str
     source_format: str
+    # EXIF GPS of the upload: for the caller only (a label with consent), never in `jpeg`
+    gps: tuple[float, float] | None = None
 
 
 def normalise(data: bytes, limits: IntakeLimits = IntakeLimits()) -> NormalisedImage:
@@ -69,13 +72,14 @@ def normalise(data: bytes, limits: IntakeLimits = IntakeLimits()) -> NormalisedI
             422, "animated_image",
             "Animated or multi-frame images are not accepted; upload a single still photo.",
         )
+    gps = exif_gps(image)
     image = _decode(image)
     jpeg = _encode(_to_rgb(ImageOps.exif_transpose(image)), limits.long_side)
     with Image.open(io.BytesIO(jpeg)) as clean:
         width, height = clean.size
     return NormalisedImage(
         jpeg=jpeg, width=width, height=height,
-        sha256=hashlib.sha256(jpeg).hexdigest(), source_format=image.format or "",
+        sha256=hashlib.sha256(jpeg).hexdigest(), source_format=image.format or "", gps=gps,
     )
 
 
