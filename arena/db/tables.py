@@ -159,3 +159,112 @@ class GatekeeperRejection(Base):
 
     reason: Mapped[str] = mapped_column(String(100), primary_key=True)
     count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+# -- evaluations: the benchmark, the model judge, expert re-votes ---------------
+
+BENCH_STATUSES = ("done", "error")
+JUDGE_CHOICES = VOTE_CHOICES
+
+
+class BenchResult(Base):
+    """One contender's run on one benchmark instance. Unique per (suite,
+    instance, contender), which is what makes `arena bench` resumable; the
+    instance hash notices when a dataset row was edited since the run."""
+
+    __tablename__ = "bench_results"
+    __table_args__ = (
+        UniqueConstraint("suite", "instance_key", "contender"),
+        CheckConstraint(f"status IN {BENCH_STATUSES}", name="status"),
+        CheckConstraint("level IN (1, 2)", name="level"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    suite: Mapped[str] = mapped_column(String(200), index=True)
+    instance_key: Mapped[str] = mapped_column(String(100))
+    instance_hash: Mapped[str] = mapped_column(String(64))
+    level: Mapped[int] = mapped_column(Integer)
+    language: Mapped[str] = mapped_column(String(16))
+    contender: Mapped[str] = mapped_column(String(100), index=True)
+    gate: Mapped[bool] = mapped_column(Boolean, default=False)
+    status: Mapped[str] = mapped_column(String(16))
+    answer: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[str | None] = mapped_column(Text)
+    trajectory: Mapped[list[Any]] = mapped_column(default=list)
+    tool_calls: Mapped[int] = mapped_column(Integer, default=0)
+    turns: Mapped[int] = mapped_column(Integer, default=0)
+    latency_ms: Mapped[int | None] = mapped_column(Integer)
+    input_tokens: Mapped[int | None] = mapped_column(Integer)
+    output_tokens: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class BenchGrade(Base):
+    """A grader's verdict on one run: `offline` (normalised match) or
+    `llm:<judge>`; milestones are the expert-solution steps the run reached."""
+
+    __tablename__ = "bench_grades"
+    __table_args__ = (UniqueConstraint("result_id", "grader"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    result_id: Mapped[int] = mapped_column(ForeignKey("bench_results.id", ondelete="CASCADE"), index=True)
+    grader: Mapped[str] = mapped_column(String(120))
+    correct: Mapped[bool] = mapped_column(Boolean)
+    extracted_answer: Mapped[str] = mapped_column(Text, default="")
+    reasoning: Mapped[str] = mapped_column(Text, default="")
+    confidence: Mapped[int | None] = mapped_column(Integer)
+    milestones: Mapped[list[Any] | None] = mapped_column()  # one bool per expert step, or None
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class JudgeVerdict(Base):
+    """A model judge's vote on a voted battle, asked in both orders. `choice`
+    is in the battle's own sides; `consistent` says both orders agreed."""
+
+    __tablename__ = "judge_verdicts"
+    __table_args__ = (
+        UniqueConstraint("battle_id", "judge"),
+        CheckConstraint(f"choice IN {JUDGE_CHOICES}", name="choice"),
+        CheckConstraint(f"choice_ab IN {JUDGE_CHOICES}", name="choice_ab"),
+        CheckConstraint(f"choice_ba IN {JUDGE_CHOICES}", name="choice_ba"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    battle_id: Mapped[str] = mapped_column(ForeignKey("battles.id", ondelete="CASCADE"), index=True)
+    judge: Mapped[str] = mapped_column(String(120))
+    choice_ab: Mapped[str] = mapped_column(String(16))  # shown as the battle was
+    choice_ba: Mapped[str] = mapped_column(String(16))  # shown swapped, mapped back to the battle's sides
+    choice: Mapped[str] = mapped_column(String(16))
+    consistent: Mapped[bool] = mapped_column(Boolean)
+    reasoning: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Reviewer(Base):
+    """An expert who re-votes battles. Only a hash of the link's token is kept."""
+
+    __tablename__ = "reviewers"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Review(Base):
+    """An expert's re-vote of a battle, in the battle's own sides (the page may
+    have shown them swapped); one per reviewer per battle."""
+
+    __tablename__ = "reviews"
+    __table_args__ = (
+        UniqueConstraint("battle_id", "reviewer_id"),
+        CheckConstraint(f"choice IN {VOTE_CHOICES}", name="choice"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    battle_id: Mapped[str] = mapped_column(ForeignKey("battles.id", ondelete="CASCADE"), index=True)
+    reviewer_id: Mapped[int] = mapped_column(ForeignKey("reviewers.id", ondelete="CASCADE"), index=True)
+    choice: Mapped[str] = mapped_column(String(16))
+    swapped: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
