@@ -62,8 +62,11 @@
 
   function renderTable() {
     var table = document.getElementById("lb-table");
-    fillTable(table.tBodies[0], rows(), view === "plain");
+    // provisional contenders (too few votes) are listed apart, below the board
+    fillTable(table.tBodies[0], rows().filter(function (r) { return !r.provisional; }), view === "plain");
     table.classList.toggle("lb-no-elo", view !== "plain");
+    var provisional = document.getElementById("lb-prov-table");
+    if (provisional) fillTable(provisional.tBodies[0], rows().filter(function (r) { return r.provisional; }), null);
   }
 
   // ---- the rating chart --------------------------------------------------------

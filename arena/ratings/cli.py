@@ -66,7 +66,14 @@ def options_from(args: argparse.Namespace, configured: dict[str, Any]) -> RankOp
         anchor_rating=float(pick(args.anchor_rating, "anchor_rating", defaults.anchor_rating)),
         min_category_votes=int(configured.get("min_category_votes", defaults.min_category_votes)),
         ties=str(pick(args.ties, "ties", defaults.ties)),
+        provisional_votes=int(configured.get("provisional_votes", defaults.provisional_votes)),
+        outlier_alpha=_alpha(configured.get("outlier_alpha", defaults.outlier_alpha)),
     )
+
+
+def _alpha(value: Any) -> float | None:
+    """`outlier_alpha = 0` (or false) in `[ratings]` turns the voter anomaly test off."""
+    return float(value) if value else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,7 +126,7 @@ def _rank_if_new(
     """Rank unless the votes are exactly those of the last run; returns the
     marker (count, highest id) of the votes seen."""
     from arena.export.db import count_votes
-    from arena.ratings.job import build_snapshot, log_from_database
+    from arena.ratings.job import build_snapshot, log_from_database, screen_and_flag
 
     with sessions() as session:
         marker = count_votes(session)
@@ -127,8 +134,9 @@ def _rank_if_new(
         return marker
     with sessions() as session:
         log, excluded = log_from_database(session, cache)
+        screening = screen_and_flag(session, log, options)  # writes `outlier_voter` flags
     with _progress(options) as progress:
-        snapshot = build_snapshot(log, options, excluded=excluded, progress=progress)
+        snapshot = build_snapshot(log, options, excluded=excluded, progress=progress, screening=screening)
     _deliver(snapshot, output, sessions)
     return marker
 

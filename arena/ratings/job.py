@@ -12,13 +12,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Text, cast, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from arena.db.tables import LeaderboardSnapshot
+from arena.db.tables import Battle, LeaderboardSnapshot, Vote
 from arena.export.db import Side, iter_voted_battles
-from arena.export.format import WINNERS, FormatError, row_features, row_flags, validate_row
+from arena.export.format import (
+    WINNERS,
+    FormatError,
+    row_features,
+    row_flags,
+    validate_row,
+)
 from arena.export.readers import iter_rows
+from arena.ratings.anomaly import VoterScreening
 from arena.ratings.filters import CHOICE_OUTCOME, ExclusionCounter, exclusion_reason
 from arena.ratings.leaderboard import (
     Progress,
@@ -26,10 +33,12 @@ from arena.ratings.leaderboard import (
     VoteLog,
     VoteLogBuilder,
     build_snapshot,
+    screen_log,
 )
 from arena.ratings.style import feature_vector
 
 FeatureCache = dict[int, tuple[float, ...]]
+OUTLIER_FLAG = "outlier_voter"
 
 
 def rank_database(
@@ -42,9 +51,43 @@ def rank_database(
     """Compute a snapshot from every vote and store it; returns the snapshot."""
     with sessions() as session:
         log, excluded = log_from_database(session, cache)
-    snapshot = build_snapshot(log, options, excluded=excluded, progress=progress)
+        screening = screen_and_flag(session, log, options)
+    snapshot = build_snapshot(log, options, excluded=excluded, progress=progress, screening=screening)
     store_snapshot(sessions, snapshot)
     return snapshot
+
+
+def screen_and_flag(session: Session, log: VoteLog, options: RankOptions) -> VoterScreening | None:
+    """Run the voter anomaly test and write `outlier_voter` into the flags of
+    every vote of a flagged voter (so the export shows it and later runs
+    exclude them). A voter flagged once stays flagged: their new votes are
+    flagged too, so flooding the board until they look ordinary does not help."""
+    screening = screen_log(log, options, already_flagged=flagged_voters(session))
+    if screening is None or not screening.flagged.size:
+        return screening
+    hashes = [log.voters[i] for i in screening.flagged]
+    found: list[tuple[str, list[Any]]] = []
+    for start in range(0, len(hashes), 500):  # bounded IN lists
+        found.extend((bid, flags) for bid, flags in session.execute(
+            select(Battle.id, Battle.flags).join(Vote, Vote.battle_id == Battle.id)
+            .where(Vote.voter_hash.in_(hashes[start:start + 500]))
+        ))
+    changes = [{"id": bid, "flags": [*(flags or []), OUTLIER_FLAG]}
+               for bid, flags in found if OUTLIER_FLAG not in (flags or [])]
+    if changes:
+        session.execute(update(Battle), changes)  # bulk update by primary key
+    session.commit()
+    return screening
+
+
+def flagged_voters(session: Session) -> set[str]:
+    """Voter hashes an earlier run flagged as outliers."""
+    query = (
+        select(Vote.voter_hash).join(Battle, Vote.battle_id == Battle.id)
+        .where(cast(Battle.flags, Text).contains(f'"{OUTLIER_FLAG}"'))
+        .distinct()
+    )
+    return {h for h in session.scalars(query) if h}
 
 
 def log_from_database(session: Session, cache: FeatureCache | None = None) -> tuple[VoteLog, dict[str, int]]:
@@ -81,6 +124,7 @@ def log_from_database(session: Session, cache: FeatureCache | None = None) -> tu
             gate_b=item.side_b.gate,
             language=item.language,
             categories=[str(c) for c in item.categories],
+            voter=item.voter_hash,
         )
     return builder.build(), excluded.as_dict()
 
@@ -125,6 +169,7 @@ def log_from_rows(rows: Iterable[tuple[str, Any]]) -> tuple[VoteLog, dict[str, i
             gate_b=bool(row.get("gate_b")),
             language=row.get("language_code") or _fastchat_language(row.get("language")),
             categories=row.get("categories") or [],
+            voter=str(row.get("judge") or ""),
         )
     if errors:
         raise FormatError(errors)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -18,12 +18,15 @@ import numpy as np
 from scipy.special import ndtri
 from threadpoolctl import threadpool_limits
 
-from arena.ratings import bt, elo, extended, style, ties
+from arena.ratings import anomaly, bt, elo, extended, robustness, style, ties
 from arena.ratings.accuracy import LabelledVote, accuracy_section, preference_vs_accuracy
 from arena.ratings.bt import POINTS_PER_UNIT, FloatArray, IntArray, Matchups
 
 CI_METHODS = ("bootstrap", "sandwich")
 MIN_CATEGORY_VOTES = 50
+# Below this many votes a contender's rating is shown apart as provisional.
+PROVISIONAL_VOTES = 100
+OUTLIER_REASON = "flagged:outlier_voter"
 GATE_VS_PLAIN = "gate vs plain"
 PLAIN_ONLY = "plain only"
 
@@ -42,6 +45,9 @@ class RankOptions:
     min_category_votes: int = MIN_CATEGORY_VOTES
     exact_style_bootstrap: bool | None = None  # None: exact when small enough
     ties: str = "half"  # tie model of the plain and category fits: ties.TIE_MODELS
+    provisional_votes: int = PROVISIONAL_VOTES
+    outlier_alpha: float | None = anomaly.DEFAULT_ALPHA  # None: no voter anomaly test
+    robustness_top: int = 10  # adjacent pairs checked for `robustness`
 
     def __post_init__(self) -> None:
         if self.ci not in CI_METHODS:
@@ -52,6 +58,8 @@ class RankOptions:
             raise ValueError(f"unknown tie model {self.ties!r}; use one of {', '.join(ties.TIE_MODELS)}")
         if not 0 < self.level < 1:
             raise ValueError("the confidence level must be between 0 and 1, e.g. 0.95")
+        if self.outlier_alpha is not None and not 0 < self.outlier_alpha < 1:
+            raise ValueError("outlier_alpha must be between 0 and 1, e.g. 0.01 (or unset to skip the test)")
 
 
 @dataclass
@@ -68,10 +76,26 @@ class VoteLog:
     gate: dict[str, bool] = field(default_factory=dict)  # contender -> GATE-equipped
     categories: dict[str, IntArray] = field(default_factory=dict)  # name -> vote indices
     labelled: list[LabelledVote] = field(default_factory=list)  # votes on battles with a location label
+    voter: IntArray | None = None  # index into `voters` per vote, -1 = unknown
+    voters: list[str] = field(default_factory=list)  # voter hashes
 
     @property
     def size(self) -> int:
         return int(self.a.size)
+
+    def without(self, drop: np.ndarray) -> VoteLog:
+        """The same log minus the votes where `drop` (bool per vote) is set."""
+        keep = ~drop
+        new_index = np.cumsum(keep) - 1
+        return replace(
+            self,
+            a=self.a[keep], b=self.b[keep], outcome=self.outcome[keep],
+            features_a=None if self.features_a is None else self.features_a[keep],
+            features_b=None if self.features_b is None else self.features_b[keep],
+            tstamp=None if self.tstamp is None or self.tstamp.size != self.size else self.tstamp[keep],
+            categories={k: new_index[v[keep[v]]] for k, v in self.categories.items()},
+            voter=None if self.voter is None else self.voter[keep],
+        )
 
 
 class VoteLogBuilder:
@@ -89,6 +113,8 @@ class VoteLogBuilder:
         self._categories: dict[str, list[int]] = {}
         self._has_features = True
         self._labelled: list[LabelledVote] = []
+        self._voter: list[int] = []
+        self._voters: dict[str, int] = {}
 
     def add(
         self,
@@ -105,8 +131,10 @@ class VoteLogBuilder:
         categories: Sequence[str] = (),
         regions: Sequence[str] = (),
         labelled: LabelledVote | None = None,
+        voter: str = "",
     ) -> None:
         row = len(self._a)
+        self._voter.append(self._voters.setdefault(voter, len(self._voters)) if voter else anomaly.UNKNOWN_VOTER)
         self._a.append(self._contender(model_a))
         self._b.append(self._contender(model_b))
         self._outcome.append(outcome)
@@ -140,6 +168,8 @@ class VoteLogBuilder:
             gate=dict(self._gate),
             categories={k: np.asarray(v, dtype=np.int64) for k, v in self._categories.items()},
             labelled=list(self._labelled),
+            voter=np.asarray(self._voter, dtype=np.int64),
+            voters=list(self._voters),
         )
 
     def _contender(self, name: str) -> int:
@@ -158,17 +188,56 @@ def build_snapshot(
     excluded: dict[str, int] | None = None,
     computed_at: datetime | None = None,
     progress: Progress | None = None,
+    screening: anomaly.VoterScreening | None = None,
 ) -> dict[str, Any]:
     """The whole snapshot: BT with CIs, style-adjusted BT, Elo, matrices, categories.
 
     `progress(k)` is told about k finished bootstrap rounds (0 = still busy).
+    Votes of voters the anomaly test flags are left out and counted in
+    `excluded` (pass `screening` from `screen_log` to reuse a test already run).
     """
     options = options or RankOptions()
     computed_at = computed_at or datetime.now(UTC)
+    excluded = dict(excluded or {})
     # The fits solve many small (n x n) systems: a multi-threaded BLAS only
     # adds contention there (100x slower on a busy 2-core host), so one thread.
     with threadpool_limits(limits=1, user_api="blas"):
-        return _build(log, options, excluded or {}, computed_at, progress)
+        if screening is None:
+            screening = screen_log(log, options)
+        if screening is not None and screening.votes_flagged:
+            log = log.without(screening.vote_flagged)
+            excluded[OUTLIER_REASON] = excluded.get(OUTLIER_REASON, 0) + screening.votes_flagged
+        snapshot = _build(log, options, excluded, computed_at, progress)
+    if screening is not None:
+        snapshot["voter_screening"] = screening.summary()
+    return snapshot
+
+
+def screen_log(
+    log: VoteLog, options: RankOptions, already_flagged: Collection[str] = ()
+) -> anomaly.VoterScreening | None:
+    """The voter anomaly test on a log, under ratings fitted to all of it; None
+    when it is off or no vote has a voter. Voters in `already_flagged` (flagged
+    by an earlier run) lose every vote, new ones included."""
+    if options.outlier_alpha is None or log.voter is None or log.size == 0 or not (log.voter >= 0).any():
+        return None
+    with threadpool_limits(limits=1, user_api="blas"):
+        theta = bt.fit_bt(bt.aggregate(log.a, log.b, log.outcome, len(log.contenders))).theta
+        result = anomaly.screen_voters(
+            log.a, log.b, log.outcome, log.voter, theta, alpha=options.outlier_alpha, order=_time_order(log)
+        )
+    if not already_flagged:
+        return result
+    flagged_before = set(already_flagged)
+    known = np.array([v in flagged_before for v in log.voters], dtype=bool)
+    if not known.any():
+        return result
+    is_flagged = known.copy()
+    is_flagged[result.flagged] = True
+    votes = np.zeros(log.size, dtype=bool)
+    has_voter = log.voter >= 0
+    votes[has_voter] = is_flagged[log.voter[has_voter]]
+    return replace(result, flagged=np.flatnonzero(is_flagged), vote_flagged=votes)
 
 
 def _build(
@@ -191,6 +260,7 @@ def _build(
         "categories": [],
         "gate_uplift": {},
         "position": None,
+        "robustness": None,
         "notes": [],
         "timings": timings,
     }
@@ -217,7 +287,15 @@ def _build(
     clock = _lap(timings, "bradley_terry", clock)
     elo_ratings = elo.online_elo(a, b, log.outcome, len(names), order=_time_order(log))
     clock = _lap(timings, "elo", clock)
-    snapshot["leaderboard"] = _rows(names, plain.ratings, plain.low, plain.high, played, win_rate, log.gate, elo_ratings)
+    snapshot["leaderboard"] = _rows(names, plain.ratings, plain.low, plain.high, played, win_rate, log.gate, elo_ratings,
+                                    provisional_votes=options.provisional_votes)
+    # robustness refits the half-win fit, so it starts from that fit and its order
+    theta_half = plain.theta if options.ties == "half" else bt.fit_bt(matchups).theta
+    settled = [names.index(r["contender"]) for r in snapshot["leaderboard"] if not r["provisional"]]
+    settled.sort(key=lambda i: -theta_half[i])
+    snapshot["robustness"] = robustness.board_robustness(matchups, theta_half, settled, names, options.robustness_top)
+    snapshot["method"]["provisional_votes"] = options.provisional_votes
+    clock = _lap(timings, "robustness", clock)
     snapshot["method"]["mle_gradient_norm"] = plain.gradient_norm
     if plain.tie_parameter is not None:
         snapshot["method"]["tie_parameter"] = round(plain.tie_parameter, 6)
@@ -336,8 +414,11 @@ def _rows(
     win_rate: FloatArray,
     gate: dict[str, bool],
     elo_ratings: FloatArray | None = None,
+    *,
+    provisional_votes: int = 0,
 ) -> list[dict[str, Any]]:
-    """Leaderboard rows sorted by rating; rank = 1 + how many are surely better."""
+    """Leaderboard rows sorted by rating; rank = 1 + how many are surely better.
+    A contender with fewer than `provisional_votes` votes is `provisional`."""
     ranks = 1 + (low[None, :] > high[:, None]).sum(axis=1)
     rows = []
     for i in np.argsort(-ratings, kind="stable"):
@@ -350,6 +431,7 @@ def _rows(
             "votes": int(round(played[i])),
             "win_rate": round(float(win_rate[i]), 4),
             "gate": bool(gate.get(names[i], False)),
+            "provisional": bool(played[i] < provisional_votes),
         }
         if elo_ratings is not None:
             row["elo"] = round(float(elo_ratings[i]), 1)
@@ -444,7 +526,8 @@ def _style_section(
             }
             for i, f in enumerate(style.FEATURES)
         ],
-        "leaderboard": _rows(names, ratings, low, high, played, win_rate, log.gate),
+        "leaderboard": _rows(names, ratings, low, high, played, win_rate, log.gate,
+                             provisional_votes=options.provisional_votes),
         "ci_method": how,
         "converged": converged,
         "separated": separated,

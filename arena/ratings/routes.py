@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 
 from arena.db.session import SessionDep
 from arena.ratings.job import latest_snapshot
+from arena.ratings.robustness import describe
 
 router = APIRouter()
 
@@ -61,6 +62,29 @@ class LeaderboardPage:
     @property
     def rows(self) -> list[dict[str, Any]]:
         return list(self.snapshot.get("leaderboard", [])) if self.snapshot else []
+
+    @property
+    def settled_rows(self) -> list[dict[str, Any]]:
+        """Rows with enough votes to be ranked with the rest."""
+        return [r for r in self.rows if not r.get("provisional")]
+
+    @property
+    def provisional_rows(self) -> list[dict[str, Any]]:
+        """Rows below the vote threshold, shown apart."""
+        return [r for r in self.rows if r.get("provisional")]
+
+    @property
+    def provisional_votes(self) -> int | None:
+        return (self.snapshot or {}).get("method", {}).get("provisional_votes")
+
+    @property
+    def robustness_sentence(self) -> str | None:
+        """How fragile #1 is, in words ("#1 would change if 14 votes were removed")."""
+        return describe((self.snapshot or {}).get("robustness"))
+
+    @property
+    def robustness_pairs(self) -> list[dict[str, Any]]:
+        return list(((self.snapshot or {}).get("robustness") or {}).get("pairs") or [])
 
     @property
     def excluded_total(self) -> int:

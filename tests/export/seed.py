@@ -30,6 +30,7 @@ def add_voted_battle(
     language: str | None = "en",
     status: str = "voted",
     side_status: str = "done",
+    voter: str | None = None,
 ) -> str:
     if session.get(Image, SHA) is None:
         session.add(Image(sha256=SHA, width=640, height=480, size_bytes=1234))
@@ -59,7 +60,8 @@ def add_voted_battle(
                 text=ANSWERS.get(name, f"An answer from {name}."),
             )
         )
-    session.add(Vote(battle_id=battle.id, choice=choice, voter_hash=hashlib.sha256(f"v{minute}".encode()).hexdigest(), created_at=when))
+    session.add(Vote(battle_id=battle.id, choice=choice, voter_hash=voter or hashlib.sha256(f"v{minute}".encode()).hexdigest(),
+                     created_at=when))
     session.flush()
     return battle.id
 

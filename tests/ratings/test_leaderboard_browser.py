@@ -122,3 +122,35 @@ class TestLeaderboardInBrowser:
             assert sum("left answer (A)" in s for s in sentences) == 1 and len(sentences) == 3
             page.locator("#lb-effects").screenshot(path=str(SCREENSHOTS / "leaderboard-effects.png"))
             context.close()
+
+class TestHonestUncertaintyInBrowser:
+    def test_provisional_contenders_apart_and_robustness_in_words(self, chromium, tmp_path):
+        rng = np.random.default_rng(4)
+        strengths = np.array([0.5, 0.45, 0.1, -0.2, -0.5])
+        a, b, y, fa, fb = simulate(strengths, 3000, rng)
+        names = ["gpt-4o", "claude-3.5-sonnet", "ocr-geolocator+gate", "ocr-geolocator", "newcomer-7b"]
+        keep = ((a != 4) & (b != 4)) | (np.arange(a.size) < 600)  # newcomer: only its early votes
+        a, b, y, fa, fb = a[keep], b[keep], y[keep], fa[keep], fb[keep]
+        log = VoteLog(names, a, b, y, fa, fb, np.arange(a.size, dtype=float), {n: n.endswith("+gate") for n in names})
+        snapshot = build_snapshot(log, RankOptions(rounds=20, seed=4, provisional_votes=300))
+        newcomer = next(r for r in snapshot["leaderboard"] if r["contender"] == "newcomer-7b")
+        assert newcomer["provisional"] and newcomer["votes"] < 300
+        SCREENSHOTS.mkdir(exist_ok=True)
+        with serve_with(tmp_path, snapshot) as base:
+            context, page, _, errors = open_page(chromium, base)
+            assert errors == []
+            board = page.locator("#lb-table tbody").inner_text()
+            apart = page.locator("#lb-prov-table tbody").inner_text()
+            assert "newcomer-7b" not in board and "newcomer-7b" in apart
+            assert page.locator("#lb-table tbody tr").count() == 4
+            sentence = page.locator("#lb-robustness-sentence").inner_text()
+            votes = snapshot["robustness"]["top_swap_votes"]
+            assert sentence.startswith(f"#1 would change if {votes:,} vote")
+            page.click("#lb-robustness summary")
+            assert page.locator("#lb-robustness li").count() == 3
+            page.click("button[data-view=style]")  # the style view keeps them apart too
+            assert "newcomer-7b" in page.locator("#lb-prov-table tbody").inner_text()
+            assert "newcomer-7b" not in page.locator("#lb-table tbody").inner_text()
+            page.click("button[data-view=plain]")
+            page.screenshot(path=str(SCREENSHOTS / "leaderboard-provisional-robustness.png"), full_page=True)
+            context.close()

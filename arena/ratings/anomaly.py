@@ -1,0 +1,167 @@
+"""Voter anomaly test: which voters' votes do not look like honest opinions.
+
+FastChat's `outlier_detect` (elo_analysis.py) walks each judge's first votes,
+turns each outcome into a one-sided p-value under the pair's vote record and
+multiplies `1 / (2 p)` until the product passes `1 / alpha`. We keep its
+shape, a sequential test whose running product is an e-process, so by Ville's
+inequality an honest voter crosses `1 / alpha` with probability at most
+`alpha` however long they vote, and make it sharper in two ways:
+
+* outcomes are judged under the current Bradley-Terry ratings (with the
+  arena's tie rate) rather than the pair's raw record, and each p-value goes
+  through a proper p-to-e calibrator (`kappa * p ** (kappa - 1)`, whose mean
+  is at most 1 for any valid p-value; FastChat's `1 / (2 p)` is not when ties
+  are counted);
+* per contender, two likelihood-ratio e-processes aimed at the attacks that
+  move a board: "this voter makes contender c win" (target-only rigging) and
+  "this voter makes c lose" (omnipresent rigging, Min et al. 2025, which
+  pushes down the contenders just above a target).
+
+Every e-process of a voter runs over all their votes in time order, and the
+voter is flagged when any of them passes `n_tests / alpha` (Bonferroni over
+the 2 + 2M tests), so honest voters are flagged with probability <= alpha.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit
+
+from arena.ratings.bt import FloatArray, IntArray
+
+DEFAULT_ALPHA = 0.01
+# The calibrator's exponent: small kappa rewards very small p-values more.
+KAPPA = 0.5
+# The alternative of the per-contender tests: a voter bent on one contender
+# picks it 90% of the time, calls a tie 5% and slips 5% (a de-anonymiser errs).
+ALT_FAVOURED, ALT_TIE, ALT_SLIP = 0.90, 0.05, 0.05
+UNKNOWN_VOTER = -1
+
+
+@dataclass(frozen=True)
+class VoterScreening:
+    """The outcome of the anomaly test over one vote log."""
+
+    flagged: IntArray  # voter indices flagged, ascending
+    vote_flagged: np.ndarray  # bool per vote: cast by a flagged voter
+    voters_tested: int
+    alpha: float
+    log_threshold: float  # natural log of the e-value a test must pass
+    evidence: FloatArray  # per voter: the largest log e-value any of its tests reached
+
+    @property
+    def votes_flagged(self) -> int:
+        return int(self.vote_flagged.sum())
+
+    def summary(self) -> dict[str, object]:
+        return {
+            "test": "sequential e-values under the current ratings (FastChat's outlier test, calibrated, "
+            "plus per-contender favour/disfavour tests)",
+            "alpha": self.alpha,
+            "voters_tested": self.voters_tested,
+            "voters_flagged": int(self.flagged.size),
+            "votes_flagged": self.votes_flagged,
+        }
+
+
+def screen_voters(
+    a: IntArray,
+    b: IntArray,
+    outcome: FloatArray,
+    voter: IntArray,
+    theta: FloatArray,
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    tie_rate: float | None = None,
+    order: IntArray | None = None,
+) -> VoterScreening:
+    """Run the test on every voter with a known id (`voter >= 0`).
+
+    `theta` are the natural-unit Bradley-Terry strengths the outcomes are
+    judged under; `order` is the time order of the votes (default: as given);
+    `tie_rate` defaults to the share of ties in the log.
+    """
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    outcome = np.asarray(outcome, dtype=np.float64)
+    voter = np.asarray(voter, dtype=np.int64)
+    n_votes = a.size
+    n_contenders = int(theta.size)
+    n_voters = int(voter.max(initial=-1)) + 1
+    n_tests = 2 + 2 * n_contenders
+    log_threshold = math.log(n_tests / alpha)
+    empty = VoterScreening(np.zeros(0, np.int64), np.zeros(n_votes, bool), 0, alpha, log_threshold,
+                           np.zeros(n_voters))
+    known = voter >= 0
+    if n_votes == 0 or not known.any():
+        return empty
+    if tie_rate is None:
+        tie_rate = float(np.mean(outcome == 0.5))
+    # keep the null away from 0 and 1 so a single vote never carries infinite evidence
+    tie = min(max(tie_rate, 0.01), 0.9)
+
+    idx = np.arange(n_votes) if order is None else np.asarray(order, dtype=np.int64)
+    idx = idx[known[idx]]
+    va, vb, vy, vv = a[idx], b[idx], outcome[idx], voter[idx]
+    d = theta[va] - theta[vb]
+
+    evidence = np.full(n_voters, -np.inf)
+    # 1. FastChat's test, oriented on the favourite: Y = the favourite's score
+    y_fav = np.where(d >= 0, vy, 1.0 - vy)
+    win = (1.0 - tie) * expit(np.abs(d))
+    lose = (1.0 - tie) - win
+    p_upper = np.where(y_fav == 0, lose, np.where(y_fav == 0.5, lose + tie, 1.0))  # underdog voting
+    p_lower = np.where(y_fav == 1, win, np.where(y_fav == 0.5, win + tie, 1.0))  # favourite voting
+    for p in (p_upper, p_lower):
+        log_e = math.log(KAPPA) + (KAPPA - 1.0) * np.log(np.clip(p, 1e-12, 1.0))
+        _running_max(vv, log_e, n_voters, evidence)
+
+    # 2. per contender: does this voter make c win (or lose) more than the ratings say?
+    sides = np.concatenate([va, vb])
+    score = np.concatenate([vy, 1.0 - vy])
+    margin = np.concatenate([d, -d])
+    who = np.concatenate([vv, vv])
+    step = np.concatenate([np.arange(idx.size), np.arange(idx.size)])  # keeps time order within a group
+    p_win = (1.0 - tie) * expit(margin)
+    p_lose = (1.0 - tie) - p_win
+    null = np.where(score == 1, p_win, np.where(score == 0.5, tie, p_lose))
+    favour = np.where(score == 1, ALT_FAVOURED, np.where(score == 0.5, ALT_TIE, ALT_SLIP))
+    disfavour = np.where(score == 0, ALT_FAVOURED, np.where(score == 0.5, ALT_TIE, ALT_SLIP))
+    group = who * n_contenders + sides
+    sort = np.lexsort((step, group))
+    log_null = np.log(np.clip(null, 1e-12, 1.0))
+    for alt in (favour, disfavour):
+        log_e = (np.log(alt) - log_null)[sort]
+        best = _group_running_max(group[sort], log_e)
+        np.maximum.at(evidence, best[0] // n_contenders, best[1])
+
+    tested = np.zeros(n_voters, dtype=bool)
+    tested[vv] = True
+    flagged = np.flatnonzero(tested & (evidence >= log_threshold))
+    evidence[~tested] = 0.0
+    is_flagged = np.zeros(n_voters, dtype=bool)
+    is_flagged[flagged] = True
+    vote_flagged = np.zeros(n_votes, dtype=bool)
+    vote_flagged[known] = is_flagged[voter[known]]
+    return VoterScreening(flagged, vote_flagged, int(tested.sum()), alpha, log_threshold, evidence)
+
+
+def _running_max(voter: IntArray, log_e: FloatArray, n_voters: int, evidence: FloatArray) -> None:
+    """Fold, per voter, the largest running sum of `log_e` (in the given order) into `evidence`."""
+    sort = np.argsort(voter, kind="stable")
+    groups, best = _group_running_max(voter[sort], log_e[sort])
+    np.maximum.at(evidence, groups, best)
+
+
+def _group_running_max(group: IntArray, values: FloatArray) -> tuple[IntArray, FloatArray]:
+    """For values sorted by group (time order kept inside each group): each
+    group's largest prefix sum, i.e. the highest its e-process ever climbed."""
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    total = np.cumsum(values)
+    before = np.r_[0.0, total[starts[1:] - 1]]  # the running total where each group begins
+    offset = np.repeat(before, np.diff(np.r_[starts, group.size]))
+    peak = np.maximum.reduceat(total - offset, starts)
+    return group[starts], peak
