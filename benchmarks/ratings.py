@@ -1,7 +1,7 @@
 """Time and peak memory of a full leaderboard snapshot.
 
-A snapshot is everything `arena rank` computes: Bradley-Terry with a
-100-round bootstrap, the style-adjusted fit with a 100-round bootstrap,
+A snapshot is everything `arena rank` computes: the voter anomaly test,
+Bradley-Terry with a 100-round bootstrap, the robustness figure, the style-adjusted fit with a 100-round bootstrap,
 online Elo, the win-rate matrices and per-category leaderboards.
 
     .venv/bin/python benchmarks/ratings.py                # 100k, 1M, 3M simulated + real
@@ -130,7 +130,10 @@ def _simulated_votes(size: int, contenders: int):  # type: ignore[no-untyped-def
     mixed = is_gate[a] != is_gate[b]
     categories["gate vs plain"] = np.flatnonzero(mixed)
     categories["plain only"] = np.flatnonzero(~is_gate[a] & ~is_gate[b])
-    log = VoteLog(names, a, b, outcome, features_a, features_b, np.arange(size, dtype=np.float64), gate, categories)
+    # about ten votes per voter, so the voter anomaly test has its real work to do
+    voter = rng.integers(0, max(1, size // 10), size)
+    log = VoteLog(names, a, b, outcome, features_a, features_b, np.arange(size, dtype=np.float64), gate, categories,
+                  voter=voter, voters=[f"voter-{i}" for i in range(max(1, size // 10))])
     return log, "simulated"
 
 

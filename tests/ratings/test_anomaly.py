@@ -13,7 +13,12 @@ from arena.export.db import export_rows
 from arena.ratings import bt
 from arena.ratings.anomaly import screen_voters
 from arena.ratings.job import rank_database
-from arena.ratings.leaderboard import OUTLIER_REASON, RankOptions, VoteLogBuilder, build_snapshot
+from arena.ratings.leaderboard import (
+    OUTLIER_REASON,
+    RankOptions,
+    VoteLogBuilder,
+    build_snapshot,
+)
 from tests.export.seed import add_voted_battle
 
 TIE_RATE = 0.25
@@ -93,7 +98,7 @@ class TestSnapshotExcludesOutliers:
         rng = np.random.default_rng(15)
         theta = np.linspace(1.0, -1.0, 8)
         a, b, y, voter = honest_votes(theta, voters=300, per_voter=20, rng=rng)
-        a, b, y, voter, me = with_scripted_voter(a, b, y, voter, 8, rng, votes=60, favour=7)
+        a, b, y, voter, _ = with_scripted_voter(a, b, y, voter, 8, rng, votes=60, favour=7)
         builder = VoteLogBuilder()
         for i in range(a.size):
             builder.add(f"c{a[i]}", f"c{b[i]}", float(y[i]), tstamp=float(i), voter=f"voter-{voter[i]}")
