@@ -38,7 +38,8 @@ class GateSettings(BaseModel):
     visit_max_chars: int = Field(default=6000, ge=200)  # of page text given to the model
     code: bool = True
     code_timeout: float = Field(default=15.0, gt=0, le=300)
-    code_memory_mb: int = Field(default=768, ge=64)
+    code_memory_mb: int = Field(default=768, ge=384)  # the whole sandbox: every process and its tmpfs
+    code_processes: int = Field(default=2, ge=1, le=4)
 
     @classmethod
     def from_pool(cls, tools: dict[str, Any], overrides: dict[str, Any] | None = None) -> GateSettings:

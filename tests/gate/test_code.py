@@ -21,7 +21,7 @@ from arena.gate.tools.code import (
     CodeSandbox,
     code_interpreter_tool,
     code_tools,
-    sandbox_site,
+    sandbox_packages,
 )
 
 SANDBOX = CodeSandbox(timeout=4, memory_mb=512)
@@ -81,8 +81,8 @@ class TestSandbox:
         (site / "probe_package" / "__init__.py").write_text("ANSWER = 42\n")
         (tmp_path / "private").chmod(0o700)
         box = CodeSandbox(timeout=4, memory_mb=512)
-        box.site_packages = sandbox_site(site, ("probe_package",))
-        assert box.site_packages != str(site)  # a readable copy, not the private folder
+        box.site_packages = sandbox_packages(site, ("probe_package",))
+        assert box.site_packages["probe_package"] != str(site / "probe_package")  # a readable copy
         result = await box.run("import probe_package\nprint(probe_package.ANSWER)")
         assert result.exit_code == 0 and result.stdout == "42\n", result.stderr
 
