@@ -18,6 +18,8 @@ COMMAND_MODULES = (
     "arena.ratings.cli",
     "arena.export.cli",
     "arena.bench.cli",
+    "arena.judge.cli",
+    "arena.review.cli",
 )
 
 

@@ -16,9 +16,10 @@ Z95 = 1.959963984540054
 
 @dataclass(frozen=True)
 class Proportion:
-    """k successes out of n, with a Wilson score interval."""
+    """k successes out of n, with a Wilson score interval (k may be
+    fractional: a tie is half a win)."""
 
-    k: int
+    k: float
     n: int
     low: float
     high: float
@@ -32,7 +33,7 @@ class Proportion:
                 "ci_high": _round(self.high)}
 
 
-def wilson(k: int, n: int, z: float = Z95) -> Proportion:
+def wilson(k: float, n: int, z: float = Z95) -> Proportion:
     """The Wilson score interval (95% by default); [0, 1] when n is 0.
 
     Unlike the normal approximation it stays inside [0, 1] and is honest at
