@@ -115,28 +115,28 @@ def screen_voters(
     lose = (1.0 - tie) - win
     p_upper = np.where(y_fav == 0, lose, np.where(y_fav == 0.5, lose + tie, 1.0))  # underdog voting
     p_lower = np.where(y_fav == 1, win, np.where(y_fav == 0.5, win + tie, 1.0))  # favourite voting
+    by_voter = np.argsort(vv, kind="stable")  # time order kept within each voter
     for p in (p_upper, p_lower):
-        log_e = math.log(KAPPA) + (KAPPA - 1.0) * np.log(np.clip(p, 1e-12, 1.0))
-        _running_max(vv, log_e, n_voters, evidence)
+        log_e = math.log(KAPPA) + (KAPPA - 1.0) * np.log(np.clip(p[by_voter], 1e-12, 1.0))
+        _fold(evidence, *_group_running_max(vv[by_voter], log_e))
 
     # 2. per contender: does this voter make c win (or lose) more than the ratings say?
-    sides = np.concatenate([va, vb])
-    score = np.concatenate([vy, 1.0 - vy])
-    margin = np.concatenate([d, -d])
-    who = np.concatenate([vv, vv])
-    step = np.concatenate([np.arange(idx.size), np.arange(idx.size)])  # keeps time order within a group
+    # One entry per (vote, side), interleaved so entries stay in time order.
+    sides = np.column_stack([va, vb]).ravel()
+    score = np.column_stack([vy, 1.0 - vy]).ravel()
+    margin = np.column_stack([d, -d]).ravel()
+    group = np.repeat(vv, 2) * n_contenders + sides
+    # a unique key (group, position) sorts faster unstable than the group alone stably
+    sort = np.argsort(group * score.size + np.arange(score.size))
+    group, score, margin = group[sort], score[sort], margin[sort]
     p_win = (1.0 - tie) * expit(margin)
     p_lose = (1.0 - tie) - p_win
-    null = np.where(score == 1, p_win, np.where(score == 0.5, tie, p_lose))
-    favour = np.where(score == 1, ALT_FAVOURED, np.where(score == 0.5, ALT_TIE, ALT_SLIP))
-    disfavour = np.where(score == 0, ALT_FAVOURED, np.where(score == 0.5, ALT_TIE, ALT_SLIP))
-    group = who * n_contenders + sides
-    sort = np.lexsort((step, group))
-    log_null = np.log(np.clip(null, 1e-12, 1.0))
-    for alt in (favour, disfavour):
-        log_e = (np.log(alt) - log_null)[sort]
-        best = _group_running_max(group[sort], log_e)
-        np.maximum.at(evidence, best[0] // n_contenders, best[1])
+    log_null = np.log(np.clip(np.where(score == 1, p_win, np.where(score == 0.5, tie, p_lose)), 1e-12, 1.0))
+    log_alt = np.log([ALT_SLIP, ALT_TIE, ALT_FAVOURED])
+    code = np.rint(score * 2).astype(np.int64)  # 0 lost, 1 tie, 2 won
+    for alt in (log_alt[code], log_alt[2 - code]):  # favour c, disfavour c
+        groups, best = _group_running_max(group, alt - log_null)
+        _fold(evidence, groups // n_contenders, best)
 
     tested = np.zeros(n_voters, dtype=bool)
     tested[vv] = True
@@ -149,11 +149,12 @@ def screen_voters(
     return VoterScreening(flagged, vote_flagged, int(tested.sum()), alpha, log_threshold, evidence)
 
 
-def _running_max(voter: IntArray, log_e: FloatArray, n_voters: int, evidence: FloatArray) -> None:
-    """Fold, per voter, the largest running sum of `log_e` (in the given order) into `evidence`."""
-    sort = np.argsort(voter, kind="stable")
-    groups, best = _group_running_max(voter[sort], log_e[sort])
-    np.maximum.at(evidence, groups, best)
+def _fold(evidence: FloatArray, voters: IntArray, best: FloatArray) -> None:
+    """evidence[v] = max(evidence[v], best of v) for `voters` sorted ascending."""
+    starts = np.flatnonzero(np.r_[True, voters[1:] != voters[:-1]])
+    peak = np.maximum.reduceat(best, starts)
+    who = voters[starts]
+    evidence[who] = np.maximum(evidence[who], peak)
 
 
 def _group_running_max(group: IntArray, values: FloatArray) -> tuple[IntArray, FloatArray]:
