@@ -41,6 +41,8 @@ class Settings(BaseSettings):
     # battles
     battle_timeout: float = 180.0  # seconds for both contenders together
     battles_per_minute: int = 10  # per IP address; 0 turns the limit off
+    # opt-in photo locations are stored rounded to this many km (issue 14)
+    label_precision_km: float = Field(default=1.0, gt=0, le=1000)
     # proxies whose X-Forwarded-For is believed (comma-separated, or "*")
     forwarded_allow_ips: str = "127.0.0.1"
 

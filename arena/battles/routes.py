@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hmac
 import random
 import secrets
 from dataclasses import asdict
@@ -15,7 +16,7 @@ from pydantic import BaseModel
 from starlette.datastructures import UploadFile
 from starlette.types import Message
 
-from arena.battles import repository
+from arena.battles import labels, repository
 from arena.battles.language import guess_language
 from arena.battles.votes import Reveal, cast_vote, voter_hash
 from arena.db.session import SessionDep
@@ -56,7 +57,7 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
     session.commit()  # end that read: no pooled connection is held while a slow upload arrives
     # The body is counted as it arrives: a chunked upload has no Content-Length
     # to refuse up front, and the form parser would spool all of it to disk.
-    form = await _limited(request, settings.max_upload_bytes).form(max_files=1, max_fields=4)
+    form = await _limited(request, settings.max_upload_bytes).form(max_files=1, max_fields=7)
     upload, prompt = form.get("image"), form.get("prompt")
     if not isinstance(upload, UploadFile):
         raise ClientError(422, "missing_image", "Attach a photo in the `image` field.")
@@ -69,6 +70,10 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
     data = await upload.read(settings.max_upload_bytes + 1)
     limits = IntakeLimits(settings.max_upload_bytes, settings.max_pixels, settings.contender_long_side)
     image = await asyncio.to_thread(normalise, data, limits)  # IntakeError is answered as it is
+    label = await asyncio.to_thread(  # opt-in only; the photo's GPS is dropped here otherwise
+        labels.label_from_form, share=form.get("share_location"), location=form.get("location"),
+        place=form.get("place"), exif_gps=image.gps, precision_km=settings.label_precision_km,
+    )
 
     gatekeeper = getattr(request.app.state, "gatekeeper", None)
     if gatekeeper is not None:
@@ -94,6 +99,8 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
         client_hash=_client_hash(request), ip_hash=ip_hash, language=language,
         categories=[],  # the language is its own column; the rating job makes it a category
     )
+    if label is not None:
+        labels.save_label(session, battle.id, label)
     session.commit()  # before answering: the client opens the stream right away
     body = BattleCreated(battle_id=battle.id, events_url=f"/api/battles/{battle.id}/events")
     response = JSONResponse(body.model_dump(), status_code=201)
@@ -130,6 +137,21 @@ def vote(battle_id: str, body: VoteIn, request: Request, session: SessionDep) ->
     response = JSONResponse(asdict(reveal))
     _ensure_voter_cookie(request, response, voter_id)
     return response
+
+
+@router.delete("/api/admin/battles/{battle_id}/label")
+def delete_label(battle_id: str, request: Request, session: SessionDep) -> JSONResponse:
+    """Forget a battle's location label (admin token); its distances leave the next snapshot."""
+    token = request.app.state.settings.admin_token
+    if not token:
+        raise ClientError(503, "admin_disabled", "The admin API is off: set ARENA_ADMIN_TOKEN on the server.")
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+        raise ClientError(401, "unauthorised", "Send the admin token as `Authorization: Bearer <token>`.")
+    if not labels.delete_label(session, battle_id):
+        raise ClientError(404, "label_not_found", "This battle has no location label.")
+    session.commit()
+    return JSONResponse({"battle_id": battle_id, "deleted": True})
 
 
 def _limited(request: Request, max_bytes: int) -> Request:

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from arena.battles import repository
 from arena.battles.events import KEEP_ALIVE, RECONNECT_HINT, BattleEvent
 from arena.db.tables import Battle, Image, utcnow
+from arena.geo.commitment import answer_commitment
 from arena.images.store import ImageStore
 from arena.providers.base import (
     Contender,
@@ -359,6 +360,9 @@ class BattleRun:
                 input_tokens=side.usage.input_tokens, output_tokens=side.usage.output_tokens,
                 trajectory=side.steps, style=side.style, finished_at=utcnow(),
             )
+            if side.status == "done":  # where the answer commits to, for accuracy on labelled battles
+                found = answer_commitment(values["text"])
+                values["commitment"] = found.as_json() if found else None
         with self.runs.sessions.begin() as session:
             repository.update_response(session, self.battle_id, side.side, **values)
 

@@ -15,6 +15,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     DateTime,
+    Float,
     ForeignKey,
     Integer,
     MetaData,
@@ -36,6 +37,7 @@ SIDES = ("a", "b")
 VOTE_CHOICES = ("a", "b", "tie", "both_bad")
 BATTLE_STATUSES = ("pending", "running", "ready", "failed", "abandoned", "voted")
 RESPONSE_STATUSES = ("pending", "streaming", "done", "error", "abandoned")
+LABEL_SOURCES = ("exif", "pin", "place")
 
 
 def utcnow() -> datetime:
@@ -118,6 +120,8 @@ class Response(Base):
     # style counts of the final answer (arena.ratings.style), kept so the
     # rating job never re-parses answers and imported votes keep theirs
     style: Mapped[dict[str, Any] | None] = mapped_column()
+    # where the answer commits to (arena.geo.commitment): lat, lon, level, place, country
+    commitment: Mapped[dict[str, Any] | None] = mapped_column()
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
@@ -139,6 +143,26 @@ class Vote(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
 
     battle: Mapped[Battle] = relationship(back_populates="vote", lazy="raise")
+
+
+class BattleLabel(Base):
+    """Where the uploader says the photo was taken, kept only with their consent.
+
+    Private: never in the image, a contender request, a page or an export
+    (those carry distances and country/continent only). Rounded to
+    `precision_km`; deleted with the battle or by the admin."""
+
+    __tablename__ = "battle_labels"
+    __table_args__ = (CheckConstraint(f"source IN {LABEL_SOURCES}", name="source"),)
+
+    battle_id: Mapped[str] = mapped_column(ForeignKey("battles.id", ondelete="CASCADE"), primary_key=True)
+    lat: Mapped[float] = mapped_column(Float)
+    lon: Mapped[float] = mapped_column(Float)
+    precision_km: Mapped[float] = mapped_column(Float)
+    source: Mapped[str] = mapped_column(String(8))
+    country: Mapped[str] = mapped_column(String(2), default="")  # ISO alpha-2 of the point
+    continent: Mapped[str] = mapped_column(String(2), default="")  # GeoNames continent code
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class LeaderboardSnapshot(Base):

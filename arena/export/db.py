@@ -18,8 +18,10 @@ from typing import Any
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from arena.db.tables import Battle, Image, Response, Vote
-from arena.export.format import WINNERS, ExportVote, row_flags, side_counts, to_row
+from arena.db.tables import Battle, BattleLabel, Image, Response, Vote
+from arena.export.format import WINNERS, ExportVote, Truth, row_flags, side_counts, to_row
+from arena.geo.commitment import Commitment
+from arena.geo.reverse import continent_name
 from arena.ratings.style import style_features
 
 PAGE = 1000
@@ -37,6 +39,7 @@ class Side:
     status: str
     text: str
     style: dict[str, Any] | None = None  # stored counts; None: count them from `text`
+    commitment: dict[str, Any] | None = None  # where the answer commits to (arena.geo.commitment)
 
     def counts(self) -> dict[str, Any]:
         return self.style if self.style is not None else style_features(self.text)
@@ -62,10 +65,20 @@ class VotedBattle:
     flags: list[Any]
     side_a: Side | None
     side_b: Side | None
+    label: LabelPoint | None = None  # private: only distances and country/continent leave the server
 
     @property
     def sides_done(self) -> bool:
         return all(r is not None and r.status == "done" for r in (self.side_a, self.side_b))
+
+
+@dataclass(frozen=True)
+class LabelPoint:
+    lat: float
+    lon: float
+    precision_km: float
+    country: str
+    continent: str  # GeoNames code
 
 
 VOTE_COLUMNS = (
@@ -73,7 +86,9 @@ VOTE_COLUMNS = (
     Battle.model_a, Battle.model_b, Battle.status, Battle.language, Battle.categories, Battle.flags,
 )
 SIDE_COLUMNS = (Response.battle_id, Response.side, Response.id, Response.contender, Response.gate, Response.status, Response.text,
-                Response.style)
+                Response.style, Response.commitment)
+LABEL_COLUMNS = (BattleLabel.battle_id, BattleLabel.lat, BattleLabel.lon, BattleLabel.precision_km, BattleLabel.country,
+                 BattleLabel.continent)
 
 
 def iter_voted_battles(session: Session, *, since: datetime | None = None, page: int = PAGE) -> Iterator[VotedBattle]:
@@ -88,15 +103,22 @@ def iter_voted_battles(session: Session, *, since: datetime | None = None, page:
             return
         ids = [row[4] for row in rows]
         sides = {
-            (battle_id, side): Side(rid, contender, bool(gate), status, text or "", style)
-            for battle_id, side, rid, contender, gate, status, text, style in session.execute(
+            (battle_id, side): Side(rid, contender, bool(gate), status, text or "", style, commitment)
+            for battle_id, side, rid, contender, gate, status, text, style, commitment in session.execute(
                 select(*SIDE_COLUMNS).where(Response.battle_id.in_(ids))
+            )
+        }
+        labels = {
+            battle_id: LabelPoint(lat, lon, precision, country, continent)
+            for battle_id, lat, lon, precision, country, continent in session.execute(
+                select(*LABEL_COLUMNS).where(BattleLabel.battle_id.in_(ids))
             )
         }
         for vote_id, choice, voter, created, battle_id, prompt, sha, a, b, status, language, cats, flags in rows:
             yield VotedBattle(
                 vote_id, choice, voter, _aware(created), battle_id, prompt, sha, a, b, status, language,
                 list(cats or []), list(flags or []), sides.get((battle_id, "a")), sides.get((battle_id, "b")),
+                labels.get(battle_id),
             )
         last_id = rows[-1][0]
 
@@ -130,7 +152,30 @@ def export_vote(item: VotedBattle, *, answers: bool = False) -> ExportVote:
         counts_b=item.side_b.counts() if item.side_b else style_features(""),
         answer_a=text_a if answers else None,
         answer_b=text_b if answers else None,
+        truth=battle_truth(item),
     )
+
+
+def battle_truth(item: VotedBattle) -> Truth:
+    """Distances from each answer's commitment to the label, rounded to the
+    label's precision (finer digits would only be noise, and would say more
+    about the point than the label holds); the label's coordinates stay here."""
+    commit_a = Commitment.from_json(item.side_a.commitment) if item.side_a else None
+    commit_b = Commitment.from_json(item.side_b.commitment) if item.side_b else None
+    country_a = commit_a.country_code if commit_a else None
+    country_b = commit_b.country_code if commit_b else None
+    label = item.label
+    if label is None:
+        return Truth(None, None, None, None, country_a, country_b)
+    step = max(label.precision_km, 0.1)
+
+    def error(commit: Commitment | None) -> float | None:
+        if commit is None:
+            return None
+        return round(round(commit.error_km(label.lat, label.lon) / step) * step, 1)
+
+    return Truth(error(commit_a), error(commit_b), label.country or None, continent_name(label.continent) or None,
+                 country_a, country_b)
 
 
 @dataclass

@@ -63,6 +63,15 @@ COLUMNS = (
     "flags",
     "battle_status",
     "sides_done",
+    # accuracy on battles with an opt-in location label: distances and the
+    # label's country/continent only, never coordinates (null when unlabelled;
+    # error_km_x null on a labelled battle: that answer named no place)
+    "error_km_a",
+    "error_km_b",
+    "country",
+    "continent",
+    "answer_country_a",
+    "answer_country_b",
 )
 ANSWER_COLUMNS = ("answer_a", "answer_b")
 HEADERS = tuple(f"h{i}" for i in range(1, 7))
@@ -101,6 +110,19 @@ class ExportVote:
     counts_b: dict[str, Any]
     answer_a: str | None = None
     answer_b: str | None = None
+    truth: Truth | None = None
+
+
+@dataclass(frozen=True)
+class Truth:
+    """What an export may say about a battle's location label and its answers."""
+
+    error_km_a: float | None
+    error_km_b: float | None
+    country: str | None  # the label's ISO alpha-2 (None: unlabelled)
+    continent: str | None  # the label's continent name ("Asia")
+    answer_country_a: str | None  # the country each answer commits to (any battle)
+    answer_country_b: str | None
 
 
 def to_row(vote: ExportVote) -> dict[str, Any]:
@@ -128,11 +150,31 @@ def to_row(vote: ExportVote) -> dict[str, Any]:
         "flags": list(vote.flags),
         "battle_status": vote.battle_status,
         "sides_done": vote.sides_done,
+        **truth_fields(vote.truth),
     }
     if vote.answer_a is not None and vote.answer_b is not None:
         row["answer_a"] = vote.answer_a
         row["answer_b"] = vote.answer_b
     return row
+
+
+def truth_fields(truth: Truth | None) -> dict[str, Any]:
+    keys = ("error_km_a", "error_km_b", "country", "continent", "answer_country_a", "answer_country_b")
+    if truth is None:
+        return dict.fromkeys(keys)
+    return {key: getattr(truth, key) for key in keys}
+
+
+def row_truth(row: Mapping[str, Any]) -> Truth:
+    """The accuracy fields of a (validated) row."""
+    return Truth(
+        _km(row.get("error_km_a")), _km(row.get("error_km_b")), row.get("country") or None,
+        row.get("continent") or None, row.get("answer_country_a") or None, row.get("answer_country_b") or None,
+    )
+
+
+def _km(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def conv_metadata(counts_a: Mapping[str, Any], counts_b: Mapping[str, Any], *, prompt_tokens: int = 0) -> dict[str, Any]:
@@ -245,6 +287,30 @@ def validate_row(row: Any) -> list[str]:
     meta = row.get("conv_metadata")
     if meta is not None:
         problems.extend(_check_metadata(meta))
+    problems.extend(_check_truth(row))
+    return problems
+
+
+_CONTINENT_NAMES = ("Africa", "Antarctica", "Asia", "Europe", "North America", "Oceania", "South America")
+
+
+def _check_truth(row: Mapping[str, Any]) -> list[str]:
+    problems = []
+    for key in ("error_km_a", "error_km_b"):
+        value = row.get(key)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 20_100
+        ):
+            problems.append(f"{key} must be a distance in km between 0 and 20,100 (half the Earth), or null")
+    for key in ("country", "answer_country_a", "answer_country_b"):
+        value = row.get(key)
+        if value not in (None, "") and (not isinstance(value, str) or not re.fullmatch(r"[A-Z]{2}", value)):
+            problems.append(f"{key} must be an ISO 3166-1 alpha-2 code such as JP, or null")
+    continent = row.get("continent")
+    if continent not in (None, "") and continent not in _CONTINENT_NAMES:
+        problems.append(f"continent must be one of {', '.join(_CONTINENT_NAMES)}, or null")
+    if any(row.get(k) is not None for k in ("error_km_a", "error_km_b")) and not row.get("continent"):
+        problems.append("error_km_a/error_km_b need the label's continent (a distance without a label)")
     return problems
 
 

@@ -126,11 +126,11 @@ def _csv_row(record: dict[str, str | None]) -> dict[str, Any]:
             if cell.lower() not in ("true", "false"):
                 raise ValueError(f"{name} must be true or false, got {cell!r}")
             row[name] = cell.lower() == "true"
-        elif name == "tstamp":
+        elif name in ("tstamp", "error_km_a", "error_km_b"):
             try:
                 row[name] = float(cell)
             except ValueError as exc:
-                raise ValueError(f"tstamp must be a number, got {cell!r}") from exc
+                raise ValueError(f"{name} must be a number, got {cell!r}") from exc
         else:
             row[name] = cell[1:] if SPREADSHEET_FORMULA.match(cell) and cell.startswith("'") else cell
     return row

@@ -80,6 +80,12 @@ def parquet_schema(answers: bool) -> pa.Schema:
         pa.field("flags", pa.list_(pa.string())),
         pa.field("battle_status", pa.string()),
         pa.field("sides_done", pa.bool_()),
+        pa.field("error_km_a", pa.float64()),
+        pa.field("error_km_b", pa.float64()),
+        pa.field("country", pa.string()),
+        pa.field("continent", pa.string()),
+        pa.field("answer_country_a", pa.string()),
+        pa.field("answer_country_b", pa.string()),
     ]
     if answers:
         fields += [pa.field("answer_a", pa.string()), pa.field("answer_b", pa.string())]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from arena.geo.coordinates import find_coordinates
+from arena.geo.distance import great_circle_km
 from arena.geo.gazetteer import Gazetteer, Place, load_gazetteer
 from arena.geo.reverse import locate
 from arena.geo.scripts import script_of
@@ -38,6 +39,10 @@ class Commitment:
     level: CommitmentLevel
     place: str  # "Anshun, Guizhou, China", or the coordinates as written back
     country_code: str  # ISO 3166-1 alpha-2 of the point
+
+    def error_km(self, lat: float, lon: float) -> float:
+        """Great-circle distance from this commitment to a point (a label)."""
+        return great_circle_km(self.lat, self.lon, lat, lon)
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -16,15 +16,18 @@ from sqlalchemy import Text, cast, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.db.tables import Battle, LeaderboardSnapshot, Vote
-from arena.export.db import Side, iter_voted_battles
+from arena.export.db import Side, battle_truth, iter_voted_battles
 from arena.export.format import (
     WINNERS,
     FormatError,
+    Truth,
     row_features,
     row_flags,
+    row_truth,
     validate_row,
 )
 from arena.export.readers import iter_rows
+from arena.ratings.accuracy import LabelledVote
 from arena.ratings.anomaly import VoterScreening
 from arena.ratings.filters import CHOICE_OUTCOME, ExclusionCounter, exclusion_reason
 from arena.ratings.leaderboard import (
@@ -35,6 +38,7 @@ from arena.ratings.leaderboard import (
     build_snapshot,
     screen_log,
 )
+from arena.ratings.regions import region_categories
 from arena.ratings.style import feature_vector
 
 FeatureCache = dict[int, tuple[float, ...]]
@@ -125,6 +129,7 @@ def log_from_database(session: Session, cache: FeatureCache | None = None) -> tu
             language=item.language,
             categories=[str(c) for c in item.categories],
             voter=item.voter_hash,
+            **_accuracy(item.model_a, item.model_b, CHOICE_OUTCOME[item.choice], battle_truth(item)),
         )
     return builder.build(), excluded.as_dict()
 
@@ -170,6 +175,7 @@ def log_from_rows(rows: Iterable[tuple[str, Any]]) -> tuple[VoteLog, dict[str, i
             language=row.get("language_code") or _fastchat_language(row.get("language")),
             categories=row.get("categories") or [],
             voter=str(row.get("judge") or ""),
+            **_accuracy(row["model_a"], row["model_b"], CHOICE_OUTCOME[WINNERS[row["winner"]]], row_truth(row)),
         )
     if errors:
         raise FormatError(errors)
@@ -193,6 +199,21 @@ def latest_snapshot(session: Session) -> dict[str, Any] | None:
         select(LeaderboardSnapshot).order_by(LeaderboardSnapshot.computed_at.desc(), LeaderboardSnapshot.id.desc()).limit(1)
     ).first()
     return None if row is None else dict(row.payload)
+
+
+def _accuracy(model_a: str, model_b: str, outcome: float, truth: Truth) -> dict[str, Any]:
+    """The region categories of a vote and, on a labelled battle, its accuracy record."""
+    regions = region_categories(label_country=truth.country, label_continent=truth.continent,
+                                answer_country_a=truth.answer_country_a, answer_country_b=truth.answer_country_b)
+    if not truth.continent:
+        return {"regions": regions, "labelled": None}
+
+    def hit(answer_country: str | None) -> bool | None:
+        return None if answer_country is None or truth.country is None else answer_country == truth.country
+
+    labelled = LabelledVote(model_a, model_b, outcome, truth.error_km_a, truth.error_km_b,
+                            hit(truth.answer_country_a), hit(truth.answer_country_b))
+    return {"regions": regions, "labelled": labelled}
 
 
 def _features(response: Side, cache: FeatureCache) -> tuple[float, ...]:

@@ -25,7 +25,8 @@ def region_categories(
     answer_country_a: str | None = None,
     answer_country_b: str | None = None,
 ) -> list[str]:
-    """Category names for one vote; `label_*` are ISO alpha-2 / GeoNames continent codes."""
+    """Category names for one vote; countries are ISO alpha-2, the continent a
+    GeoNames code ("AS") or its name ("Asia")."""
     if label_continent or label_country:
         names = []
         if label_continent:

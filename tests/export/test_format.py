@@ -50,6 +50,13 @@ def row(i: int = 0, **over) -> dict:
         "flags": [],
         "battle_status": "voted",
         "sides_done": True,
+        # a labelled battle on even rows (side b named no place), unlabelled on odd ones
+        "error_km_a": 12.0 if i % 2 == 0 else None,
+        "error_km_b": None,
+        "country": "JP" if i % 2 == 0 else None,
+        "continent": "Asia" if i % 2 == 0 else None,
+        "answer_country_a": "JP",
+        "answer_country_b": None,
     }
     return {**base, **over}
 
@@ -96,6 +103,11 @@ class TestRow:
             ({"prompt": "a\x00b"}, "prompt must not contain NUL"),
             ({"answer_b": "\x00"}, "answer_b must not contain NUL"),
             ({"conv_metadata": {"sum_assistant_b_tokens": 2**31}}, "sum_assistant_b_tokens must be a whole number"),
+            ({"error_km_a": -1.0}, "error_km_a must be a distance in km"),
+            ({"error_km_b": "far"}, "error_km_b must be a distance in km"),
+            ({"country": "Japan"}, "country must be an ISO 3166-1 alpha-2 code"),
+            ({"continent": "Atlantis"}, "continent must be one of"),
+            ({"continent": None, "country": None}, "need the label's continent"),
         ],
     )
     def test_bad_rows_say_why(self, change, reason):
