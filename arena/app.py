@@ -44,6 +44,8 @@ ROUTER_MODULES = (
     "arena.web.pages",
     "arena.ratings.routes",
     "arena.export.routes",
+    "arena.web.review",
+    "arena.web.bench",
 )
 
 
