@@ -28,7 +28,7 @@ from arena.gatekeeper import build_gatekeeper
 from arena.images.store import ImageStore
 from arena.optional import optional_import
 from arena.pool import PoolPolicy, find_identity_leaks
-from arena.pool.counts import VoteCountCache
+from arena.pool.counts import EvidenceCache, VoteCountCache
 from arena.providers.registry import ProviderDeps, build_pool
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     policy = PoolPolicy.from_config(pool_config)
     counts = VoteCountCache(app.state.sessionmaker)
     app.state.pool_policy = policy
-    app.state.draw_pair = lambda rng: policy.draw(rng, counts.get())
+    evidence = EvidenceCache(app.state.sessionmaker) if policy.config.mode == "active" else None
+    app.state.draw_pair = lambda rng: policy.draw_pair(rng, counts.get(), evidence.get() if evidence else None)
     app.state.gatekeeper = build_gatekeeper(pool_config, deps)
     # Train the offline classifier now, not during the first person's upload.
     warming = asyncio.create_task(app.state.gatekeeper.warm(), name="gatekeeper-warm")

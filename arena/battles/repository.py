@@ -34,10 +34,12 @@ def create_battle(
     ip_hash: str,
     language: str | None,
     categories: list[str],
+    propensity: float | None = None,
 ) -> Battle:
     battle = Battle(
         prompt=prompt, image_sha256=image_sha256, model_a=contenders[0], model_b=contenders[1],
         status="pending", client_hash=client_hash, ip_hash=ip_hash, language=language, categories=categories, flags=[],
+        propensity=propensity,
     )
     session.add(battle)
     session.flush()

@@ -85,10 +85,11 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
 
     state = request.app.state
     try:
-        pair = state.draw_pair(random.SystemRandom())
+        draw = state.draw_pair(random.SystemRandom())
     except PoolExhausted:
         raise ClientError(503, "no_contenders",
                        "Not enough contenders are available right now; please try again in a minute.") from None
+    pair = draw.pair
     gates = tuple(bool(getattr(state.pool[name], "gate", False)) for name in pair)
 
     sha = await asyncio.to_thread(state.images.put, image.jpeg, "jpg")
@@ -96,7 +97,7 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
     language = guess_language(prompt)
     battle = repository.create_battle(
         session, prompt=prompt, image_sha256=sha, contenders=pair, gates=gates,  # type: ignore[arg-type]
-        client_hash=_client_hash(request), ip_hash=ip_hash, language=language,
+        client_hash=_client_hash(request), ip_hash=ip_hash, language=language, propensity=draw.propensity,
         categories=[],  # the language is its own column; the rating job makes it a category
     )
     if label is not None:

@@ -88,6 +88,8 @@ class Battle(Base):
     client_hash: Mapped[str] = mapped_column(String(64), default="")
     # HMAC of the IP address alone, for the per-address rate limit
     ip_hash: Mapped[str] = mapped_column(String(64), default="", server_default="", index=True)
+    # probability the sampler gave this pair (either side order); None when unknown
+    propensity: Mapped[float | None] = mapped_column(Float, default=None)
 
     responses: Mapped[list[Response]] = relationship(
         back_populates="battle", lazy="raise", order_by="Response.side"

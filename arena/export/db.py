@@ -66,6 +66,7 @@ class VotedBattle:
     side_a: Side | None
     side_b: Side | None
     label: LabelPoint | None = None  # private: only distances and country/continent leave the server
+    propensity: float | None = None
 
     @property
     def sides_done(self) -> bool:
@@ -83,7 +84,7 @@ class LabelPoint:
 
 VOTE_COLUMNS = (
     Vote.id, Vote.choice, Vote.voter_hash, Vote.created_at, Battle.id, Battle.prompt, Battle.image_sha256,
-    Battle.model_a, Battle.model_b, Battle.status, Battle.language, Battle.categories, Battle.flags,
+    Battle.model_a, Battle.model_b, Battle.status, Battle.language, Battle.categories, Battle.flags, Battle.propensity,
 )
 SIDE_COLUMNS = (Response.battle_id, Response.side, Response.id, Response.contender, Response.gate, Response.status, Response.text,
                 Response.style, Response.commitment)
@@ -114,11 +115,11 @@ def iter_voted_battles(session: Session, *, since: datetime | None = None, page:
                 select(*LABEL_COLUMNS).where(BattleLabel.battle_id.in_(ids))
             )
         }
-        for vote_id, choice, voter, created, battle_id, prompt, sha, a, b, status, language, cats, flags in rows:
+        for vote_id, choice, voter, created, battle_id, prompt, sha, a, b, status, language, cats, flags, p in rows:
             yield VotedBattle(
                 vote_id, choice, voter, _aware(created), battle_id, prompt, sha, a, b, status, language,
                 list(cats or []), list(flags or []), sides.get((battle_id, "a")), sides.get((battle_id, "b")),
-                labels.get(battle_id),
+                labels.get(battle_id), p,
             )
         last_id = rows[-1][0]
 
@@ -153,6 +154,7 @@ def export_vote(item: VotedBattle, *, answers: bool = False) -> ExportVote:
         answer_a=text_a if answers else None,
         answer_b=text_b if answers else None,
         truth=battle_truth(item),
+        propensity=item.propensity,
     )
 
 
@@ -244,6 +246,7 @@ def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str],
             "categories": list(row.get("categories") or []),
             "flags": row_flags(row),
             "client_hash": "",
+            "propensity": row.get("propensity"),
         })
         for side in ("a", "b"):
             sides.append({

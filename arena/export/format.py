@@ -6,7 +6,8 @@ FastChat's and arena-rank's tooling read these rows unchanged: `model_a`,
 list and bold counts per side, what their style control reads). Ours on
 top: `prompt`, `image_sha256`, `language_code`, `gps_count_a/_b`,
 `gate_a/_b`, `categories`, `flags`, `battle_status` and `sides_done` (so
-a file ranks exactly like the database: the same votes are left out), and
+a file ranks exactly like the database: the same votes are left out),
+`propensity` (the probability the sampler gave the pair, null when unknown), and
 with `--answers` the two final answers `answer_a/_b`.
 
 `validate_row` checks one parsed row and says what is wrong in words;
@@ -72,6 +73,7 @@ COLUMNS = (
     "continent",
     "answer_country_a",
     "answer_country_b",
+    "propensity",
 )
 ANSWER_COLUMNS = ("answer_a", "answer_b")
 HEADERS = tuple(f"h{i}" for i in range(1, 7))
@@ -111,6 +113,7 @@ class ExportVote:
     answer_a: str | None = None
     answer_b: str | None = None
     truth: Truth | None = None
+    propensity: float | None = None
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,7 @@ def to_row(vote: ExportVote) -> dict[str, Any]:
         "battle_status": vote.battle_status,
         "sides_done": vote.sides_done,
         **truth_fields(vote.truth),
+        "propensity": vote.propensity,
     }
     if vote.answer_a is not None and vote.answer_b is not None:
         row["answer_a"] = vote.answer_a
@@ -284,6 +288,11 @@ def validate_row(row: Any) -> list[str]:
     status = row.get("battle_status")
     if status is not None and status not in BATTLE_STATUSES:
         problems.append(f"battle_status must be one of {', '.join(BATTLE_STATUSES)}, got {status!r}")
+    propensity = row.get("propensity")
+    if propensity is not None and (
+        isinstance(propensity, bool) or not isinstance(propensity, int | float) or not 0 < propensity <= 1
+    ):
+        problems.append(f"propensity must be a probability in (0, 1], got {propensity!r}")
     meta = row.get("conv_metadata")
     if meta is not None:
         problems.extend(_check_metadata(meta))

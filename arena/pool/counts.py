@@ -1,4 +1,5 @@
-"""Vote counts per contender, for the new-contender boost and `arena models`."""
+"""Vote counts per contender (the new-contender boost, `arena models`) and the
+latest snapshot's evidence (active sampling), read from the database."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import time
 from sqlalchemy import func, select, union_all
 from sqlalchemy.orm import Session, sessionmaker
 
-from arena.db.tables import Battle, Vote
+from arena.db.tables import Battle, LeaderboardSnapshot, Vote
+from arena.pool.active import Evidence
 
 
 def vote_counts(session: Session) -> dict[str, int]:
@@ -36,3 +38,31 @@ class VoteCountCache:
                 self._counts = vote_counts(session)
             self._read_at = time.monotonic()
         return self._counts
+
+
+class EvidenceCache:
+    """What the latest leaderboard snapshot says (strengths, battle counts), for
+    active sampling; re-read at most once a minute, as snapshots come every few."""
+
+    def __init__(self, sessions: sessionmaker[Session], ttl: float = 60.0) -> None:
+        self.sessions = sessions
+        self.ttl = ttl
+        self._evidence: Evidence | None = None
+        self._read_at = float("-inf")
+
+    def get(self) -> Evidence | None:
+        if time.monotonic() - self._read_at >= self.ttl:
+            with self.sessions() as session:
+                self._evidence = latest_evidence(session)
+            self._read_at = time.monotonic()
+        return self._evidence
+
+
+def latest_evidence(session: Session) -> Evidence | None:
+    """The sampler's view of the newest snapshot, or None before the first."""
+    payload = session.scalars(
+        select(LeaderboardSnapshot.payload)
+        .order_by(LeaderboardSnapshot.computed_at.desc(), LeaderboardSnapshot.id.desc())
+        .limit(1)
+    ).first()
+    return Evidence.from_snapshot(payload)

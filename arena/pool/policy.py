@@ -10,13 +10,23 @@
     cooldown_seconds = 300      # how long a failing contender sits out
     weights = { "gpt-4o" = 2.0 }   # optional: override a contender's `weight`
 
+    mode = "weighted"           # or "active": pairs where a vote shrinks the uncertainty most
+    exploration = 0.2           # active: this share of battles drawn by the weighted rule
+
     [[sampling.targets]]        # optional: a pair that should meet more often
     pair = ["gpt-4o", "gpt-4o+gate"]
     share = 0.2                 # of all battles, while both are available
 
-A pair is drawn like Chatbot Arena does: the first contender with
-probability proportional to its effective weight, the second likewise among
-the rest; sides are then assigned at random.
+`mode = "weighted"` (the default) draws a pair like Chatbot Arena does: the
+first contender with probability proportional to its effective weight, the
+second likewise among the rest. `mode = "active"` draws a pair with
+probability proportional to the expected reduction of the leaderboard's
+uncertainty (see `arena.pool.active`, computed from the latest snapshot) times
+both contenders' weights, mixed with `exploration` of the weighted rule so every
+pair keeps a floor. Either way targets take their share first, zero weights
+and cool-downs leave a contender out, and sides are then assigned at random.
+`draw_pair` also returns the exact probability of the drawn pair (its
+propensity), stored with the battle so a fit can undo the sampling.
 
 Outage state lives in this process's memory. With N app replicas each one
 counts failures and cools a contender down on its own, so a dead endpoint is
@@ -36,7 +46,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+
 from arena.config import PoolConfig
+from arena.pool.active import Evidence, active_pair_probabilities
+
+SAMPLING_MODES = ("weighted", "active")
 
 
 class PoolExhausted(Exception):
@@ -57,12 +72,14 @@ class SamplingConfig:
     targets: tuple[TargetPair, ...] = ()
     failure_threshold: int = 3
     cooldown_seconds: float = 300.0
+    mode: str = "weighted"
+    exploration: float = 0.2
 
     @classmethod
     def from_pool(cls, pool: PoolConfig) -> SamplingConfig:
         section: dict[str, Any] = dict(pool.sampling)
         unknown = set(section) - {"weights", "new_contender_boost", "boost_until_votes", "targets",
-                                  "failure_threshold", "cooldown_seconds"}
+                                  "failure_threshold", "cooldown_seconds", "mode", "exploration"}
         if unknown:
             raise ValueError(f"[sampling]: unknown keys {', '.join(sorted(unknown))}")
         names = [c.name for c in pool.contenders]
@@ -83,7 +100,13 @@ class SamplingConfig:
             targets=targets,
             failure_threshold=int(section.get("failure_threshold", 3)),
             cooldown_seconds=float(section.get("cooldown_seconds", 300.0)),
+            mode=str(section.get("mode", "weighted")),
+            exploration=float(section.get("exploration", 0.2)),
         )
+        if config.mode not in SAMPLING_MODES:
+            raise ValueError(f"[sampling]: mode must be one of {', '.join(map(repr, SAMPLING_MODES))}, not {config.mode!r}")
+        if not 0 < config.exploration <= 1:  # NaN fails this too
+            raise ValueError("[sampling]: exploration must be a share in (0, 1], e.g. 0.2")
         not_finite = sorted(name for name, w in weights.items() if not math.isfinite(w))
         if not_finite:  # TOML has inf and nan; an infinite weight makes every draw fail
             raise ValueError(f"[sampling]: the weight of {', '.join(map(repr, not_finite))} must be a finite number")
@@ -94,6 +117,19 @@ class SamplingConfig:
         if config.failure_threshold < 1 or config.cooldown_seconds < 0:
             raise ValueError("[sampling]: failure_threshold must be >= 1 and cooldown_seconds >= 0")
         return config
+
+
+@dataclass(frozen=True)
+class Draw:
+    """A drawn battle: side A, side B, and the probability of this pair (either order)."""
+
+    a: str
+    b: str
+    propensity: float
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return self.a, self.b
 
 
 @dataclass
@@ -115,6 +151,30 @@ class PoolPolicy:
 
     def draw(self, rng: random.Random, vote_counts: Mapping[str, int]) -> tuple[str, str]:
         """Two distinct contenders (side A, side B) for a new battle."""
+        return self.draw_pair(rng, vote_counts).pair
+
+    def draw_pair(self, rng: random.Random, vote_counts: Mapping[str, int], evidence: Evidence | None = None) -> Draw:
+        """Two distinct contenders for a new battle and the probability of their pair.
+
+        `evidence` (from the latest snapshot) steers `mode = "active"`; without
+        it every contender counts as unknown, which spreads the draws out."""
+        available = self.available(vote_counts)
+        if self.config.mode == "active":
+            names, probabilities = self.pair_probabilities(available, evidence)
+            upper = np.triu_indices(len(names), 1)
+            flat = probabilities[upper]
+            k = rng.choices(range(flat.size), weights=flat.tolist())[0]
+            pair = (names[upper[0][k]], names[upper[1][k]])
+            propensity = float(flat[k])
+        else:
+            pair = self._target_pair(rng, available) or self._weighted_pair(rng, available)
+            names, probabilities = self.pair_probabilities(available, None)
+            propensity = float(probabilities[names.index(pair[0]), names.index(pair[1])])
+        a, b = pair if rng.random() < 0.5 else (pair[1], pair[0])
+        return Draw(a, b, propensity)
+
+    def available(self, vote_counts: Mapping[str, int]) -> dict[str, float]:
+        """Contenders that can battle now with their effective weights; PoolExhausted below two."""
         now = self.clock()
         available = {name: w for name, w in self.effective_weights(vote_counts).items()
                      if w > 0 and not self._cooling(name, now)}
@@ -124,8 +184,27 @@ class PoolPolicy:
                 "fewer than two contenders are available right now"
                 + (f" ({cooling} cooling down after repeated failures)" if cooling else "")
             )
-        pair = self._target_pair(rng, available) or self._weighted_pair(rng, available)
-        return pair if rng.random() < 0.5 else (pair[1], pair[0])
+        return available
+
+    def pair_probabilities(
+        self, available: Mapping[str, float], evidence: Evidence | None
+    ) -> tuple[list[str], np.ndarray]:
+        """The exact probability of every unordered pair under this policy:
+        (names, symmetric matrix whose upper triangle sums to 1)."""
+        names = list(available)
+        w = np.array([available[n] for n in names], dtype=np.float64)
+        base = _weighted_pair_probabilities(w)
+        if self.config.mode == "active":
+            eps = self.config.exploration
+            base = (1 - eps) * active_pair_probabilities(names, w.tolist(), evidence) + eps * base
+        index = {n: i for i, n in enumerate(names)}
+        live = [t for t in self.config.targets if all(n in index for n in t.pair)]
+        out = base * (1 - sum(t.share for t in live))
+        for t in live:
+            i, j = index[t.pair[0]], index[t.pair[1]]
+            out[i, j] += t.share
+            out[j, i] += t.share
+        return names, out
 
     def effective_weights(self, vote_counts: Mapping[str, int]) -> dict[str, float]:
         """Each contender's weight, boosted while it has fewer than `boost_until_votes` votes."""
@@ -179,6 +258,17 @@ class PoolPolicy:
         rest = [n for n in names if n != first]
         second = rng.choices(rest, weights=[available[n] for n in rest])[0]
         return first, second
+
+
+def _weighted_pair_probabilities(w: np.ndarray) -> np.ndarray:
+    """P({i, j}) when the first is drawn by weight and the second by weight
+    among the rest: w_i/W * w_j/(W - w_i) + w_j/W * w_i/(W - w_j)."""
+    total = w.sum()
+    first = w / total
+    second = w[None, :] / (total - w)[:, None]  # row: who went first
+    ordered = first[:, None] * second
+    np.fill_diagonal(ordered, 0.0)
+    return ordered + ordered.T
 
 
 def _target(entry: Any, names: list[str]) -> TargetPair:

@@ -35,6 +35,8 @@ def register(subparsers: Any) -> None:
     rank.add_argument("--seed", type=int, help="random seed of the bootstrap (default 0)")
     rank.add_argument("--ties", choices=TIE_MODELS, help="tie model: half (default: a tie is half a win each), "
                       "davidson (ties get their own parameter) or ignore (decisive votes only)")
+    rank.add_argument("--inverse-propensity", action="store_true", default=None,
+                      help="weight each vote by 1 / the probability its pair was drawn with (targets uniform sampling)")
     rank.add_argument("--no-style", action="store_true", help="skip the style-adjusted ratings")
     rank.add_argument("--anchor", help="contender held at --anchor-rating (e.g. gpt-4o)")
     rank.add_argument("--anchor-rating", type=float, help="rating of the anchor (default 1000)")
@@ -68,6 +70,7 @@ def options_from(args: argparse.Namespace, configured: dict[str, Any]) -> RankOp
         ties=str(pick(args.ties, "ties", defaults.ties)),
         provisional_votes=int(configured.get("provisional_votes", defaults.provisional_votes)),
         outlier_alpha=_alpha(configured.get("outlier_alpha", defaults.outlier_alpha)),
+        inverse_propensity=bool(pick(args.inverse_propensity, "inverse_propensity", defaults.inverse_propensity)),
     )
 
 

@@ -130,6 +130,7 @@ def log_from_database(session: Session, cache: FeatureCache | None = None) -> tu
             categories=[str(c) for c in item.categories],
             voter=item.voter_hash,
             **_accuracy(item.model_a, item.model_b, CHOICE_OUTCOME[item.choice], battle_truth(item)),
+            propensity=item.propensity,
         )
     return builder.build(), excluded.as_dict()
 
@@ -176,6 +177,7 @@ def log_from_rows(rows: Iterable[tuple[str, Any]]) -> tuple[VoteLog, dict[str, i
             categories=row.get("categories") or [],
             voter=str(row.get("judge") or ""),
             **_accuracy(row["model_a"], row["model_b"], CHOICE_OUTCOME[WINNERS[row["winner"]]], row_truth(row)),
+            propensity=row.get("propensity"),
         )
     if errors:
         raise FormatError(errors)

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.special import ndtri
 from threadpoolctl import threadpool_limits
 
-from arena.ratings import anomaly, bt, elo, extended, robustness, style, ties
+from arena.ratings import anomaly, bt, elo, extended, propensity, robustness, style, ties
 from arena.ratings.accuracy import LabelledVote, accuracy_section, preference_vs_accuracy
 from arena.ratings.bt import POINTS_PER_UNIT, FloatArray, IntArray, Matchups
 
@@ -48,6 +48,7 @@ class RankOptions:
     provisional_votes: int = PROVISIONAL_VOTES
     outlier_alpha: float | None = anomaly.DEFAULT_ALPHA  # None: no voter anomaly test
     robustness_top: int = 10  # adjacent pairs checked for `robustness`
+    inverse_propensity: bool = False  # weight the plain fit by 1 / the pair's sampling probability
 
     def __post_init__(self) -> None:
         if self.ci not in CI_METHODS:
@@ -78,6 +79,7 @@ class VoteLog:
     labelled: list[LabelledVote] = field(default_factory=list)  # votes on battles with a location label
     voter: IntArray | None = None  # index into `voters` per vote, -1 = unknown
     voters: list[str] = field(default_factory=list)  # voter hashes
+    propensity: FloatArray | None = None  # probability the sampler gave each vote's pair; NaN unknown
 
     @property
     def size(self) -> int:
@@ -95,6 +97,9 @@ class VoteLog:
             tstamp=None if self.tstamp is None or self.tstamp.size != self.size else self.tstamp[keep],
             categories={k: new_index[v[keep[v]]] for k, v in self.categories.items()},
             voter=None if self.voter is None else self.voter[keep],
+            propensity=(
+                None if self.propensity is None or self.propensity.size != self.size else self.propensity[keep]
+            ),
         )
 
 
@@ -111,6 +116,7 @@ class VoteLogBuilder:
         self._tstamp: list[float] = []
         self._gate: dict[str, bool] = {}
         self._categories: dict[str, list[int]] = {}
+        self._propensity: list[float] = []
         self._has_features = True
         self._labelled: list[LabelledVote] = []
         self._voter: list[int] = []
@@ -132,6 +138,7 @@ class VoteLogBuilder:
         regions: Sequence[str] = (),
         labelled: LabelledVote | None = None,
         voter: str = "",
+        propensity: float | None = None,
     ) -> None:
         row = len(self._a)
         self._voter.append(self._voters.setdefault(voter, len(self._voters)) if voter else anomaly.UNKNOWN_VOTER)
@@ -144,6 +151,7 @@ class VoteLogBuilder:
             self._fa.append(tuple(features_a))
             self._fb.append(tuple(features_b))
         self._tstamp.append(tstamp)
+        self._propensity.append(math.nan if propensity is None else propensity)
         self._gate[model_a] = self._gate.get(model_a, False) or gate_a
         self._gate[model_b] = self._gate.get(model_b, False) or gate_b
         names = [f"language:{language}"] if language else []
@@ -170,6 +178,7 @@ class VoteLogBuilder:
             labelled=list(self._labelled),
             voter=np.asarray(self._voter, dtype=np.int64),
             voters=list(self._voters),
+            propensity=np.asarray(self._propensity, dtype=np.float64),
         )
 
     def _contender(self, name: str) -> int:
@@ -277,7 +286,15 @@ def _build(
     rng = np.random.default_rng(options.seed)
 
     matchups = bt.aggregate(a, b, log.outcome, len(names))
-    plain = _fit_with_intervals(matchups, options, anchor, rng, progress)
+    fitted = matchups
+    if options.inverse_propensity:
+        weights, why_not = propensity.inverse_propensity_weights(log.propensity, log.size)
+        if weights is None:
+            snapshot["notes"].append(str(why_not))
+        else:
+            fitted = propensity.aggregate_weighted(a, b, log.outcome, len(names), weights)
+        snapshot["method"]["inverse_propensity"] = weights is not None
+    plain = _fit_with_intervals(fitted, options, anchor, rng, progress)
     if plain.regularized:
         snapshot["notes"].append(
             "someone never lost (or the votes split into groups that never met): "
@@ -290,7 +307,7 @@ def _build(
     snapshot["leaderboard"] = _rows(names, plain.ratings, plain.low, plain.high, played, win_rate, log.gate, elo_ratings,
                                     provisional_votes=options.provisional_votes)
     # robustness refits the half-win fit, so it starts from that fit and its order
-    theta_half = plain.theta if options.ties == "half" else bt.fit_bt(matchups).theta
+    theta_half = plain.theta if options.ties == "half" and fitted is matchups else bt.fit_bt(matchups).theta
     settled = [names.index(r["contender"]) for r in snapshot["leaderboard"] if not r["provisional"]]
     settled.sort(key=lambda i: -theta_half[i])
     snapshot["robustness"] = robustness.board_robustness(matchups, theta_half, settled, names, options.robustness_top)

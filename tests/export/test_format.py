@@ -57,6 +57,7 @@ def row(i: int = 0, **over) -> dict:
         "continent": "Asia" if i % 2 == 0 else None,
         "answer_country_a": "JP",
         "answer_country_b": None,
+        "propensity": None if i % 3 else 1 / (i + 3),  # unknown for older battles
     }
     return {**base, **over}
 
@@ -108,6 +109,10 @@ class TestRow:
             ({"country": "Japan"}, "country must be an ISO 3166-1 alpha-2 code"),
             ({"continent": "Atlantis"}, "continent must be one of"),
             ({"continent": None, "country": None}, "need the label's continent"),
+            ({"propensity": 0.0}, "propensity must be a probability in (0, 1]"),
+            ({"propensity": 1.5}, "propensity must be a probability"),
+            ({"propensity": float("nan")}, "propensity must be a probability"),
+            ({"propensity": "half"}, "propensity must be a probability"),
         ],
     )
     def test_bad_rows_say_why(self, change, reason):
