@@ -25,11 +25,13 @@ from arena.config import Settings
 from arena.db.session import make_engine, make_sessionmaker
 from arena.errors import ClientError
 from arena.gatekeeper import build_gatekeeper
+from arena.geo.gazetteer import country_display_name
 from arena.images.store import ImageStore
 from arena.optional import optional_import
 from arena.pool import PoolPolicy, find_identity_leaks
 from arena.pool.counts import EvidenceCache, VoteCountCache
 from arena.providers.registry import ProviderDeps, build_pool
+from arena.web.worldmap import world_map_svg
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.templates = Jinja2Templates(directory=str(TEMPLATES))
+    app.state.templates.env.globals["world_map_svg"] = world_map_svg  # inline SVG, drawn on the server
+    app.state.templates.env.globals["country_name"] = country_display_name
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     for module_name in ROUTER_MODULES:
         module = optional_import(module_name)

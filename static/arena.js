@@ -142,6 +142,7 @@
     const body = new FormData();
     body.append("image", photo, photo.name || "photo");
     body.append("prompt", question);
+    if (window.arenaLocation) window.arenaLocation.addTo(body); // opt-in location (location.js)
     setBusy(true);
     let response;
     let data;

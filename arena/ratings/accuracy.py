@@ -50,6 +50,16 @@ class LabelledVote:
     error_km_b: float | None
     country_hit_a: bool | None = None  # None: not known (an export without answer countries)
     country_hit_b: bool | None = None
+    country: str | None = None  # the label's ISO alpha-2, for the coverage map
+
+
+def coverage(votes: Sequence[LabelledVote]) -> dict[str, int]:
+    """Rated votes on labelled battles per label country, most first."""
+    counts: dict[str, int] = defaultdict(int)
+    for v in votes:
+        if v.country:
+            counts[v.country] += 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def geoscore(distance_km: float | None) -> float:

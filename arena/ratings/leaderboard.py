@@ -19,7 +19,7 @@ from scipy.special import ndtri
 from threadpoolctl import threadpool_limits
 
 from arena.ratings import anomaly, bt, elo, extended, propensity, robustness, style, ties
-from arena.ratings.accuracy import LabelledVote, accuracy_section, preference_vs_accuracy
+from arena.ratings.accuracy import LabelledVote, accuracy_section, coverage, preference_vs_accuracy
 from arena.ratings.bt import POINTS_PER_UNIT, FloatArray, IntArray, Matchups
 
 CI_METHODS = ("bootstrap", "sandwich")
@@ -349,6 +349,7 @@ def _accuracy_sections(snapshot: dict[str, Any], log: VoteLog, options: RankOpti
         preference_vs_accuracy(log.labelled, rounds=rounds, seed=options.seed, level=options.level)
         if log.labelled else None
     )
+    snapshot["coverage"] = coverage(log.labelled)  # label country -> rated votes, for the map
 
 
 def _lap(timings: dict[str, float], name: str, since: float) -> float:
