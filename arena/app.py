@@ -7,7 +7,6 @@ can build as many apps as they like against different databases.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -96,8 +95,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     evidence = EvidenceCache(app.state.sessionmaker) if policy.config.mode == "active" else None
     app.state.draw_pair = lambda rng: policy.draw_pair(rng, counts.get(), evidence.get() if evidence else None)
     app.state.gatekeeper = build_gatekeeper(pool_config, deps)
-    # Train the offline classifier now, not during the first person's upload.
-    warming = asyncio.create_task(app.state.gatekeeper.warm(), name="gatekeeper-warm")
+    # Load the offline model before the first request, not during the first person's upload.
+    await app.state.gatekeeper.warm()
     app.state.battle_runs = BattleRuns(
         app.state.sessionmaker, images, pool,
         # a contender configured with a longer timeout than the battle's gets its time
@@ -110,7 +109,6 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        warming.cancel()
         await app.state.battle_runs.shutdown()
         await http.aclose()
         engine.dispose()

@@ -1,7 +1,12 @@
-"""A light guess of a prompt's language, for per-language leaderboards.
+"""A light guess of a prompt's language (ISO 639-1), for per-language
+leaderboards and for wording the gatekeeper's refusal.
 
-Scripts settle most languages; among Latin-script languages a handful of
-frequent function words decide. "und" (undetermined) when nothing does.
+Thirty languages: a script settles Japanese (kana), Korean, Chinese, Thai,
+Hebrew, Greek, Hindi and Bengali; letters only one language of a script uses
+split Russian from Ukrainian and Arabic from Persian; among the eighteen
+Latin-script languages, letters peculiar to a language and frequent function
+words vote. "und" (undetermined) when nothing does. Measured on the
+gatekeeper's labelled prompts by `benchmarks/gatekeeper.py`.
 """
 
 from __future__ import annotations
@@ -12,32 +17,72 @@ _SCRIPTS = [  # (language, regex of its characteristic script), most specific fi
     ("ja", re.compile(r"[\u3040-\u30ff]")),  # kana settles Japanese even among kanji
     ("ko", re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")),
     ("zh", re.compile(r"[\u4e00-\u9fff]")),
-    ("ru", re.compile(r"[\u0400-\u04ff]")),
-    ("ar", re.compile(r"[\u0600-\u06ff]")),
     ("th", re.compile(r"[\u0e00-\u0e7f]")),
     ("he", re.compile(r"[\u0590-\u05ff]")),
+    ("bn", re.compile(r"[\u0980-\u09ff]")),  # before Hindi: Bengali writes the Devanagari danda too
     ("hi", re.compile(r"[\u0900-\u097f]")),
-    ("el", re.compile(r"[\u0370-\u03ff]")),
+    ("el", re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")),
 ]
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_UKRAINIAN = re.compile(r"[іїєґ]", re.IGNORECASE)
+_RUSSIAN = re.compile(r"[ыэъё]", re.IGNORECASE)
+_ARABIC_SCRIPT = re.compile(r"[\u0600-\u06ff]")
+_PERSIAN = re.compile(r"[پچژگکی۰-۹]")  # letters and digits Arabic does not use
 
+# Letters that mark one Latin-script language (or nearly), each hit counts twice.
+_LETTERS = {
+    "vi": "ạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹđơư",
+    "ro": "ășțşţ",
+    "pl": "ąęłńśźż",
+    "cs": "ěščřžůťďň",
+    "hu": "őű",
+    "tr": "ğış",
+    "de": "ß",
+    "sv": "å",
+    "es": "ñ¿¡",
+    "pt": "ãõ",
+    "fr": "œëïûù",
+}
 _FUNCTION_WORDS = {
-    "en": {"the", "where", "was", "this", "is", "which", "what", "taken", "in", "of", "and", "photo"},
-    "es": {"el", "la", "dónde", "donde", "esta", "foto", "qué", "que", "en", "de", "fue", "tomada", "país"},
-    "fr": {"le", "la", "où", "cette", "photo", "est", "quel", "quelle", "dans", "de", "été", "prise", "pays"},
-    "de": {"wo", "wurde", "dieses", "foto", "ist", "der", "die", "das", "in", "welchem", "aufgenommen", "land"},
-    "pt": {"onde", "esta", "foto", "foi", "tirada", "qual", "em", "de", "país", "cidade", "é", "do", "da"},
-    "it": {"dove", "questa", "foto", "è", "stata", "scattata", "quale", "in", "di", "paese", "il"},
+    "en": "the is are was this what where which how do you i it of to and in my me can with that there for be have your on",
+    "de": "der die das ist und nicht wo wurde dieses diese ich du ein eine wie was welche welcher mit auf hier bitte den dem sie es zu von im zurück gibt liste zahl zahlen eines einer",
+    "es": "el la los las es de que en qué dónde cómo esta este una un por para con se muy del y lista devuelve números cadena puedes tu eres",
+    "fr": "le la les est de que où dans cette ce une un qui quel quelle pour avec sur je tu pas des du au vous liste renvoie nombre chaîne est-ce",
+    "it": "il la è di che dove in questa questo una un per con sono come chi non quale gli mi ti del della sei hai ho cosa perché anche ma lista numeri restituisce stringa",
+    "pt": "o a os é de que onde em esta este uma um foi com para não você qual como do da você são lista retorna números cadeia",
+    "nl": "de het is een van en waar dit deze wat welke hoe ik je niet op met er zijn je wordt lijst getal geef terug als ben heb",
+    "sv": "det är en ett och var den här vad vilken hur jag du inte på med som av",
+    "pl": "jest w na i to co gdzie jak czy ten ta nie się z do jaki jaka",
+    "cs": "je v na a to co kde jak jaký jaká se z do ten tato není",
+    "hu": "a az és egy hol mi ez ezt van nem hogy melyik milyen hogyan kép",
+    "ro": "este în și de ce unde cum această acest un o nu la cu care",
+    "tr": "bu ne nerede ve bir mi mı için hangi nasıl değil ile da de olan listesi sayı döndür verilen sen ben",
+    "id": "ini itu di yang dan apa mana apakah tidak dengan untuk saya anda bisa sini adalah kapan kamu aja nggak daftar nomor bagaimana mengapa sudah",
+    "ms": "ini itu di yang dan apa manakah apakah tidak dengan untuk saya anda boleh sini ialah adakah bandar senarai nombor rentetan kereta sahaja awak hendak bagaimanakah berapakah siapakah mengapakah",
+    "sw": "hii ni na wa ya kwa gani wapi nini je hapa hiki huu katika picha",
+    "tl": "ang ng mga sa ito saan ano na ba ko mo ay para kung",
+    "vi": "là của và có này ở đâu gì không những một được cho người",
 }
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_VOCAB = {lang: frozenset(words.split()) for lang, words in _FUNCTION_WORDS.items()}
 
 
 def guess_language(text: str) -> str:
+    """The prompt's language as an ISO 639-1 code, or "und"."""
     for language, script in _SCRIPTS:
         if script.search(text):
             return language
-    words = [w.lower() for w in _WORD.findall(text)]
+    if _CYRILLIC.search(text):
+        ukrainian = len(_UKRAINIAN.findall(text))
+        return "uk" if ukrainian and ukrainian >= len(_RUSSIAN.findall(text)) else "ru"
+    if _ARABIC_SCRIPT.search(text):
+        return "fa" if _PERSIAN.search(text) else "ar"
+    lowered = text.lower()
+    words = _WORD.findall(lowered)
     if not words:
         return "und"
-    scores = {lang: sum(w in vocab for w in words) for lang, vocab in _FUNCTION_WORDS.items()}
+    scores = {lang: float(sum(w in vocab for w in words)) for lang, vocab in _VOCAB.items()}
+    for lang, letters in _LETTERS.items():
+        scores[lang] += 2 * min(3, sum(lowered.count(ch) for ch in letters))
     best = max(scores, key=lambda lang: scores[lang])
     return best if scores[best] > 0 else "und"

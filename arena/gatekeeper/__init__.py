@@ -6,6 +6,11 @@
         ...  # 422 {"error": "not_geographic", "message": verdict.reason}
 """
 
-from arena.gatekeeper.gatekeeper import Gatekeeper, Verdict, build_gatekeeper, rejection_message
+from arena.gatekeeper.gatekeeper import (
+    Gatekeeper,
+    Verdict,
+    build_gatekeeper,
+    rejection_message,
+)
 
 __all__ = ["Gatekeeper", "Verdict", "build_gatekeeper", "rejection_message"]

@@ -1,8 +1,15 @@
 """`arena classify`: run the gatekeeper over prompts, one JSON verdict per line.
 
 Input is one prompt per line, or JSON lines with a `prompt` field (other
-fields are ignored); `-` or no file reads standard input. `--evaluate`
-prints the offline model's held-out accuracy per language instead.
+fields are ignored); `-` or no file reads standard input.
+
+`--evaluate` measures the gatekeeper on labelled prompts (the shipped set,
+or `--prompts DIR` of `{prompt, geographic, lang, source}` JSONL files) held
+out by SOURCE: the offline model is refitted without each fold of sources
+(scikit-learn needed) and scores the prompts it never saw; `--llm` puts the
+same prompts to the configured LLM judge instead (with its offline fallback,
+as in production). Accuracy is printed overall, per language and per source,
+with every error.
 """
 
 from __future__ import annotations
@@ -26,13 +33,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("input", nargs="?", default="-", help="file of prompts, or - for standard input (default)")
     parser.add_argument("--offline", action="store_true", help="use the offline classifier even if an LLM is configured")
     parser.add_argument("--evaluate", action="store_true",
-                        help="print the offline classifier's held-out accuracy per language and exit")
+                        help="print held-out accuracy per language and per source, with the errors, and exit")
+    parser.add_argument("--llm", action="store_true", help="with --evaluate: judge with the configured LLM")
+    parser.add_argument("--prompts", type=Path, default=None,
+                        help="with --evaluate: a folder of labelled JSONL files instead of the shipped set")
+    parser.add_argument("--max-errors", type=int, default=200, help="with --evaluate: errors to list (default 200)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.evaluate:
-        return _evaluate(sys.stdout)
+        return _evaluate(sys.stdout, prompts=args.prompts, llm=args.llm, max_errors=args.max_errors)
     if args.input == "-":
         return asyncio.run(_classify_stream(sys.stdin, sys.stdout, offline=args.offline))
     path = Path(args.input)
@@ -43,20 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _classify_stream(lines: TextIO, out: TextIO, *, offline: bool) -> int:
-    import httpx
-
-    from arena.config import Settings
-    from arena.gatekeeper import build_gatekeeper
-    from arena.images.store import ImageStore
-    from arena.providers.registry import ProviderDeps
-
-    settings = Settings()
-    pool = settings.pool
-    if offline:
-        pool = pool.model_copy(update={"gatekeeper": {"mode": "offline"}})
-    async with httpx.AsyncClient() as http:
-        deps = ProviderDeps(http=http, images=ImageStore(settings.image_dir), pool=pool)
-        gatekeeper = build_gatekeeper(pool, deps)
+    async with _gatekeeper(offline=offline) as gatekeeper:
         for number, prompt in _prompts(lines):
             if prompt is None:
                 print(f"arena classify: line {number}: JSON without a string `prompt`, skipped", file=sys.stderr)
@@ -72,6 +70,32 @@ async def _classify_stream(lines: TextIO, out: TextIO, *, offline: bool) -> int:
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
             out.flush()
     return 0
+
+
+class _gatekeeper:
+    """The configured gatekeeper with the HTTP client its LLM judge needs."""
+
+    def __init__(self, *, offline: bool) -> None:
+        self.offline = offline
+
+    async def __aenter__(self) -> Any:
+        import httpx
+
+        from arena.config import Settings
+        from arena.gatekeeper import build_gatekeeper
+        from arena.images.store import ImageStore
+        from arena.providers.registry import ProviderDeps
+
+        settings = Settings()
+        pool = settings.pool
+        if self.offline:
+            pool = pool.model_copy(update={"gatekeeper": {"mode": "offline"}})
+        self.http = httpx.AsyncClient()
+        deps = ProviderDeps(http=self.http, images=ImageStore(settings.image_dir), pool=pool)
+        return build_gatekeeper(pool, deps)
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.http.aclose()
 
 
 def _prompts(lines: TextIO) -> Iterator[tuple[int, str | None]]:
@@ -91,15 +115,43 @@ def _prompts(lines: TextIO) -> Iterator[tuple[int, str | None]]:
             yield number, text
 
 
-def _evaluate(out: TextIO) -> int:
-    from arena.gatekeeper.offline import held_out_accuracy, shared_classifier
+def _evaluate(out: TextIO, *, prompts: Path | None, llm: bool, max_errors: int) -> int:
+    from arena.gatekeeper.dataset import load_dataset, load_prompts
+    from arena.gatekeeper.evaluate import FOLDS, evaluate_offline
 
-    classifier = shared_classifier()
-    report = held_out_accuracy(classifier)
-    out.write(f"offline gatekeeper, trained on {classifier.trained_on} prompts; held-out accuracy:\n")
-    out.writelines(f"  {language}  {entry['accuracy']:.3f}  ({entry['correct']}/{entry['n']})\n"
-                   for language, entry in sorted(report.items()))
-    total = sum(e["n"] for e in report.values())
-    correct = sum(e["correct"] for e in report.values())
-    out.write(f"  all {correct / total:.3f}  ({correct}/{total})\n")
+    if prompts is not None and not prompts.is_dir():
+        raise FileNotFoundError(f"no such folder: {prompts}")
+    rows = load_prompts(prompts) if prompts is not None else load_dataset()
+    if not rows:
+        raise ValueError("no labelled prompts to evaluate")
+    if llm:
+        report, header = asyncio.run(_evaluate_llm(rows))
+    else:
+        quiet = not sys.stderr.isatty()
+        report = evaluate_offline(rows, progress=None if quiet else lambda s: print(s, file=sys.stderr))
+        units = len({(r.source, r.lang) for r in rows})
+        header = (f"offline gatekeeper, {len(rows)} labelled prompts, {units} sources (a source in one language) "
+                  f"held out by source in {FOLDS} folds, each scored by a model fitted without it:")
+    out.write(header + "\n")
+    out.writelines(line + "\n" for line in report.lines(max_errors=max_errors))
     return 0
+
+
+async def _evaluate_llm(rows: Any) -> tuple[Any, str]:
+    from arena.gatekeeper.evaluate import evaluate_judge
+
+    fallbacks = 0
+    async with _gatekeeper(offline=False) as gatekeeper:
+        if gatekeeper.mode != "llm":
+            raise ValueError("--llm needs an LLM judge in the pool file's [gatekeeper] table")
+
+        async def judge(prompt: str) -> bool:
+            nonlocal fallbacks
+            verdict = await gatekeeper.classify(prompt)
+            fallbacks += verdict.classifier.startswith("offline")
+            return bool(verdict.geographic)
+
+        report = await evaluate_judge(rows, judge)
+        name = gatekeeper.judge.name
+    return report, (f"LLM gatekeeper {name}, {len(rows)} labelled prompts ({fallbacks} answered by the offline "
+                    "fallback after a judge failure):")

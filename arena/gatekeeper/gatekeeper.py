@@ -13,8 +13,8 @@
 
 The LLM judge falls back to the offline classifier on any error, timeout or
 malformed verdict, so a battle is never refused because a judge was down.
-A refusal's `reason` is a sentence, in the asker's language when it is one
-of the ten the offline model knows, that says what the arena takes.
+Both follow `policy.py`; a refusal's `reason` is that policy's short form
+in the asker's language (any of the thirty), English otherwise.
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from arena.battles.language import guess_language
 from arena.config import ContenderConfig, PoolConfig
-from arena.gatekeeper.offline import OfflineClassifier, shared_classifier
+from arena.gatekeeper.model import OfflineModel, shipped_model
+from arena.gatekeeper.policy import refusal
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +53,7 @@ class Gatekeeper:
         self.mode = mode
         self.judge = judge  # an LLMJudge, when mode == "llm"
         self.threshold = threshold
-        self._offline: OfflineClassifier | None = None
+        self._offline: OfflineModel | None = None
 
     async def classify(self, prompt: str) -> Verdict:
         """Decide whether `prompt` may start a battle."""
@@ -69,24 +71,24 @@ class Gatekeeper:
                 return self._offline_verdict(offline, text, FALLBACK)
             if geographic:
                 return Verdict(True, why, 1.0, self.judge.name)
-            return Verdict(False, rejection_message(offline.language(text)), 0.0, self.judge.name)
+            return Verdict(False, rejection_message(guess_language(text)), 0.0, self.judge.name)
         return self._offline_verdict(offline, text, "offline")
 
     async def warm(self) -> None:
-        """Train the offline model now (in a thread) rather than on the first upload."""
+        """Load the offline model now (in a thread) rather than on the first upload."""
         if self.mode != "off":
             await self._classifier()
 
-    def _offline_verdict(self, offline: OfflineClassifier, text: str, classifier: str) -> Verdict:
+    def _offline_verdict(self, offline: OfflineModel, text: str, classifier: str) -> Verdict:
         score = offline.score(text)
         if score >= self.threshold:
-            return Verdict(True, "A geographic question.", round(score, 4), classifier)
-        return Verdict(False, rejection_message(offline.language(text)), round(score, 4), classifier)
+            return Verdict(True, "A question about the place in the photo.", round(score, 4), classifier)
+        return Verdict(False, rejection_message(guess_language(text)), round(score, 4), classifier)
 
-    async def _classifier(self) -> OfflineClassifier:
+    async def _classifier(self) -> OfflineModel:
         if self._offline is None:
-            # Training takes a few seconds of CPU: keep the event loop free.
-            self._offline = await asyncio.to_thread(shared_classifier)
+            # Reading the weights is file I/O: keep the event loop free.
+            self._offline = await asyncio.to_thread(shipped_model)
         return self._offline
 
 
@@ -133,37 +135,6 @@ def _short(exc: BaseException) -> str:
     return text[:120]
 
 
-# -- what a refused person reads -------------------------------------------------
-
-REJECTION_MESSAGES: dict[str, str] = {
-    "en": "GeoArena only takes geographic questions about your photo, for example where it was taken, which country "
-    "or city it shows, or what the landscape, climate, signs or roads say about the place. Please ask something "
-    "like that.",
-    "zh": "GeoArena 只接受关于照片的地理问题，例如照片是在哪里拍的、拍的是哪个国家或城市，或者地貌、气候、路牌和道路透露了哪些地点线索。"
-    "请换一个这样的问题。",
-    "ja": "GeoArenaが受け付けるのは写真についての地理的な質問だけです。たとえば撮影場所、写っている国や都市、地形・気候・標識・道路から"
-    "分かる場所の手がかりなどです。そのような質問をしてください。",
-    "ko": "GeoArena는 사진에 대한 지리 질문만 받습니다. 예를 들어 촬영 장소, 사진 속 나라나 도시, 지형·기후·표지판·도로로 알 수 있는 "
-    "장소 단서 같은 질문이에요. 이런 질문으로 다시 물어봐 주세요.",
-    "es": "GeoArena solo acepta preguntas geográficas sobre tu foto: por ejemplo, dónde se tomó, qué país o ciudad "
-    "muestra, o qué dicen el paisaje, el clima, los carteles o las carreteras sobre el lugar. Prueba con una "
-    "pregunta así.",
-    "fr": "GeoArena n'accepte que des questions géographiques sur votre photo : par exemple où elle a été prise, quel "
-    "pays ou quelle ville elle montre, ou ce que le paysage, le climat, les panneaux ou les routes révèlent du lieu. "
-    "Essayez une question de ce genre.",
-    "de": "GeoArena nimmt nur geografische Fragen zu Ihrem Foto an, etwa wo es aufgenommen wurde, welches Land oder "
-    "welche Stadt es zeigt oder was Landschaft, Klima, Schilder oder Straßen über den Ort verraten. Bitte stellen "
-    "Sie eine solche Frage.",
-    "ru": "GeoArena принимает только географические вопросы о вашей фотографии: например, где она снята, какая "
-    "страна или город на ней, или что пейзаж, климат, вывески и дороги говорят о месте. Попробуйте задать такой "
-    "вопрос.",
-    "ar": "لا يقبل GeoArena إلا الأسئلة الجغرافية عن صورتك، مثل: أين التُقطت، أو أي بلد أو مدينة تُظهر، أو ما الذي تكشفه "
-    "التضاريس أو المناخ أو اللافتات أو الطرق عن المكان. جرّب سؤالًا من هذا النوع.",
-    "pt": "O GeoArena só aceita perguntas geográficas sobre a sua foto, por exemplo onde ela foi tirada, que país ou "
-    "cidade mostra, ou o que a paisagem, o clima, as placas ou as estradas dizem sobre o lugar. Tente uma pergunta "
-    "assim.",
-}
-
-
 def rejection_message(language: str) -> str:
-    return REJECTION_MESSAGES.get(language, REJECTION_MESSAGES["en"])
+    """What a refused person reads, in `language` (one of `policy.LANGUAGES`, else English)."""
+    return refusal(language)

@@ -207,7 +207,7 @@ class TestGatekeeper:
         assert response.status_code == 422
         body = response.json()
         assert body["error"] == "not_geographic"
-        assert "geographic" in body["message"]
+        assert "questions about the place in your photo" in body["message"]
         with app.state.sessionmaker() as session:
             assert session.scalars(select(Battle)).first() is None
             counters = {r.reason: r.count for r in session.scalars(select(GatekeeperRejection))}

@@ -7,6 +7,8 @@ verdicts. The requested model name picks the behaviour:
 * `wrong-type`  `{"geographic": "yes", ...}`
 * `stall`       one chunk, then silence
 * `error-500`   the API's JSON error body
+* `where-judge` a judge with a crude rule of its own: geographic when the question
+                contains "where", so an evaluation of it has known right and wrong answers
 """
 
 from __future__ import annotations
@@ -41,14 +43,19 @@ class JudgeServer:
         model = str(body.get("model"))
         if model == "error-500":
             return JSONResponse({"error": {"message": "judge is down", "type": "server_error"}}, status_code=500)
-        return StreamingResponse(self._stream(model), media_type="text/event-stream")
+        question = str(body["messages"][-1]["content"])
+        return StreamingResponse(self._stream(model, question), media_type="text/event-stream")
 
-    async def _stream(self, model: str) -> AsyncIterator[str]:
+    async def _stream(self, model: str, question: str) -> AsyncIterator[str]:
         if model == "stall":
             yield _chunk('{"geographic": ')
             await asyncio.sleep(30)
             return
-        text = ANSWERS[model]
+        if model == "where-judge":
+            verdict = {"geographic": "where" in question.lower(), "reason": "The rule of this judge."}
+            text = json.dumps(verdict)
+        else:
+            text = ANSWERS[model]
         for i in range(0, len(text), 7):
             yield _chunk(text[i : i + 7])
         yield "data: " + json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}) + "\n\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from pathlib import Path
@@ -9,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
+from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
+from tests.gatekeeper.judge_server import JudgeServer
+from tests.servers import serve_in_thread
 
 
 class TestClassifyCommand:
@@ -41,14 +45,63 @@ class TestClassifyCommand:
         monkeypatch.setattr("sys.stdin", io.StringIO("Solve this equation for x\n"))
         assert main(["classify", "--offline"]) == 0
         row = json.loads(capsys.readouterr().out)
-        assert row["geographic"] is False and "GeoArena only takes geographic questions" in row["reason"]
+        assert row["geographic"] is False and "GeoArena only takes questions about the place" in row["reason"]
 
     def test_missing_file(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["classify", str(tmp_path / "missing.txt")]) == 1
         assert "no such file" in capsys.readouterr().err
 
-    def test_evaluate_prints_each_language(self, capsys: pytest.CaptureFixture[str]) -> None:
-        assert main(["classify", "--evaluate"]) == 0
+    def test_evaluate_holds_out_sources(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        # A small labelled set of real shipped rows, so the five refits take seconds.
+        folder = tmp_path / "labelled"
+        folder.mkdir()
+        rows = [r for r in load_dataset() if r.lang in ("en", "sw")]
+        by_source: dict[tuple[str, str, bool], list[LabelledPrompt]] = {}
+        for r in rows:
+            by_source.setdefault((r.source, r.lang, r.geographic), []).append(r)
+        picked = [r for group in by_source.values() for r in group[:12]]
+        write_rows(folder / "set.jsonl", picked)
+        assert main(["classify", "--evaluate", "--prompts", str(folder), "--max-errors", "5"]) == 0
         out = capsys.readouterr().out
-        for lang in ("en", "zh", "ja", "ko", "es", "fr", "de", "ru", "ar", "pt"):
-            assert f"  {lang}  " in out
+        assert f"{len(picked)} labelled prompts" in out and "held out by source" in out
+        assert "  en  " in out and "  sw  " in out
+        for source in {r.source for r in picked}:
+            assert f"  {source}  " in out
+        assert "errors (" in out and "non-geographic accepted" in out
+
+    async def test_evaluate_the_llm_judge(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        server = JudgeServer()
+        with serve_in_thread(server.app) as url:
+            pool_file = tmp_path / "arena.toml"
+            baselines = "".join(f'[[contenders]]\nname = "{m}"\nprovider = "baseline"\nmodel = "{m}"\n\n'
+                                for m in ("ocr-geolocator", "ocr-geolocator+gate"))
+            pool_file.write_text(baselines + f'[gatekeeper]\nprovider = "openai"\nmodel = "where-judge"\n'
+                                 f'base_url = "{url}/v1"\n', encoding="utf-8")
+            monkeypatch.setenv("ARENA_CONFIG", str(pool_file))
+            folder = tmp_path / "labelled"
+            folder.mkdir()
+            write_rows(folder / "set.jsonl", [
+                LabelledPrompt("Where was this taken?", True, "en", "a"),
+                LabelledPrompt("Which country is this?", True, "en", "a"),  # the judge misses it
+                LabelledPrompt("Where do I plug in this cable?", False, "en", "b"),  # and accepts this
+                LabelledPrompt("Tell me a joke.", False, "en", "b"),
+            ])
+            code = await asyncio.to_thread(main, ["classify", "--evaluate", "--llm", "--prompts", str(folder)])
+        assert code == 0
+        out = capsys.readouterr().out
+        assert "LLM gatekeeper llm:where-judge, 4 labelled prompts (0 answered by the offline fallback" in out
+        assert "overall accuracy 0.5000 (2/4)" in out and "non-geographic accepted 0.5000 (1/2)" in out
+        assert "  a  0.500  (1/2)" in out and "  b  0.500  (1/2)" in out
+        assert "'Which country is this?'" in out and "'Where do I plug in this cable?'" in out
+        assert len(server.requests) == 4
+
+
+def write_rows(path: Path, rows: list[LabelledPrompt]) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        for r in rows:
+            record = {"prompt": r.prompt, "geographic": r.geographic, "lang": r.lang, "source": r.source}
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -46,13 +46,14 @@ class TestOfflineGatekeeper:
         assert accepted.geographic and accepted.classifier == "offline" and accepted.score >= 0.5
         assert not refused.geographic and refused.score < 0.5
         assert refused.reason == rejection_message("en")
-        assert "geographic questions about your photo" in refused.reason
+        assert "questions about the place in your photo" in refused.reason
 
     async def test_refusal_speaks_the_askers_language(self) -> None:
         gatekeeper = build_gatekeeper(PoolConfig(), None)
         verdict = await gatekeeper.classify("Wie viele Kalorien hat dieser Kuchen?")
         assert not verdict.geographic
-        assert verdict.reason.startswith("GeoArena nimmt nur geografische Fragen")
+        assert verdict.reason == rejection_message("de")
+        assert verdict.reason.startswith("GeoArena nimmt nur Fragen")
 
     async def test_empty_prompt_is_refused(self) -> None:
         verdict = await build_gatekeeper(PoolConfig(), None).classify("   \n ")

@@ -1,0 +1,304 @@
+"""Make the offline gatekeeper's data and model (a developer's tool, never
+imported by the server).
+
+    python -m arena.gatekeeper.build collect --chatterbot WHEEL --mhumaneval GITDIR --iglue GITDIR
+    python -m arena.gatekeeper.build fit
+
+`collect` reads the public sources named in `data/README.md` (a wheel from
+PyPI and two git checkouts), labels each prompt by `policy.py`, adds the
+prompts we wrote ourselves (`data/authored/`) and writes
+`data/prompts/<lang>.jsonl`, every row `{prompt, geographic, lang, source}`.
+`fit` trains the logistic regression on all of them and writes
+`data/model.npz` (weights, bias, the dataset's hash: arrays only, loaded
+without pickle). Both are deterministic: the same inputs give the same files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import random
+import re
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from arena.gatekeeper.dataset import (
+    DATA_DIR,
+    LabelledPrompt,
+    dataset_hash,
+    load_dataset,
+)
+
+FLORES = {
+    "ar": "arb_Arab", "bn": "ben_Beng", "cs": "ces_Latn", "de": "deu_Latn", "el": "ell_Grek", "en": "eng_Latn",
+    "es": "spa_Latn", "fa": "pes_Arab", "fr": "fra_Latn", "he": "heb_Hebr", "hi": "hin_Deva", "hu": "hun_Latn",
+    "id": "ind_Latn", "it": "ita_Latn", "ja": "jpn_Jpan", "ko": "kor_Hang", "ms": "zsm_Latn", "nl": "nld_Latn",
+    "pl": "pol_Latn", "pt": "por_Latn", "ro": "ron_Latn", "ru": "rus_Cyrl", "sv": "swe_Latn", "sw": "swh_Latn",
+    "th": "tha_Thai", "tl": "tgl_Latn", "tr": "tur_Latn", "uk": "ukr_Cyrl", "vi": "vie_Latn", "zh": "zho_Hans",
+}
+CHATTERBOT = {
+    "bengali": "bn", "chinese": "zh", "dutch": "nl", "english": "en", "french": "fr", "german": "de",
+    "hebrew": "he", "hindi": "hi", "indonesian": "id", "italian": "it", "japanese": "ja", "korean": "ko",
+    "persian": "fa", "portuguese": "pt", "russian": "ru", "spanish": "es", "swedish": "sv", "thai": "th",
+    "turkish": "tr", "ukrainian": "uk",
+}
+XGQA = ("bn", "de", "en", "id", "ko", "pt", "ru", "zh")
+# xGQA questions whose English asks what kind of place a scene is: not
+# about *where*, but too close to call, so they stay out of the data.
+_XGQA_PLACE = re.compile(r"\b(place|where|country|city|town|located|location|room|area)\b", re.IGNORECASE)
+_ENGLISH = {"the", "is", "are", "you", "what", "how", "do", "a", "i", "of", "to", "and", "it", "in", "me", "your"}
+SEED = 12
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m arena.gatekeeper.build", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    collect = sub.add_parser("collect", help="rebuild data/prompts/*.jsonl from the public sources")
+    collect.add_argument("--chatterbot", type=Path, required=True, help="chatterbot_corpus-1.3.3 wheel")
+    collect.add_argument("--mhumaneval", type=Path, required=True, help="git dir of mraihan-gmu/mHumanEval-Benchmark")
+    collect.add_argument("--iglue", type=Path, required=True, help="git dir of e-bug/iglue")
+    fit = sub.add_parser("fit", help="fit data/model.npz on data/prompts")
+    fit.add_argument("--c", type=float, default=DEFAULT_C, help="inverse regularisation strength")
+    args = parser.parse_args(argv)
+    if args.command == "collect":
+        rows = list(collect_rows(args.chatterbot, args.mhumaneval, args.iglue))
+        write_prompts(rows)
+        print(f"wrote {len(rows)} prompts to {DATA_DIR / 'prompts'}", file=sys.stderr)
+    else:
+        rows = list(load_dataset())
+        path = fit_and_save(rows, c=args.c)
+        print(f"fitted on {len(rows)} prompts: {path}", file=sys.stderr)
+    return 0
+
+
+# -- collecting --------------------------------------------------------------------
+
+
+def collect_rows(chatterbot: Path, mhumaneval: Path, iglue: Path) -> Iterator[LabelledPrompt]:
+    seen: set[str] = set()
+    sources = (_v1(), _authored(), _chatterbot(chatterbot), _mhumaneval(mhumaneval), _xgqa(iglue), _stuffing())
+    for source in sources:
+        for row in source:
+            key = " ".join(row.prompt.lower().split())
+            if key and key not in seen:
+                seen.add(key)
+                yield row
+
+
+def write_prompts(rows: Iterable[LabelledPrompt]) -> None:
+    folder = DATA_DIR / "prompts"
+    folder.mkdir(exist_ok=True)
+    by_lang: dict[str, list[LabelledPrompt]] = {}
+    for row in rows:
+        by_lang.setdefault(row.lang, []).append(row)
+    for old in folder.glob("*.jsonl"):
+        old.unlink()
+    for lang, items in sorted(by_lang.items()):
+        items.sort(key=lambda r: (r.source, r.prompt))
+        with (folder / f"{lang}.jsonl").open("w", encoding="utf-8") as f:
+            for r in items:
+                record = {"prompt": r.prompt, "geographic": r.geographic, "lang": r.lang, "source": r.source}
+                f.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def _v1() -> Iterator[LabelledPrompt]:
+    """The first gatekeeper's ten-language set (written for this project), kept as one more
+    source; it cannot be re-read from anywhere, so its rows come from the current files."""
+    for path in sorted((DATA_DIR / "prompts").glob("*.jsonl")):
+        for line in path.read_text("utf-8").splitlines():
+            row = json.loads(line)
+            if row["source"].startswith("geoarena-v1"):
+                yield LabelledPrompt(row["prompt"], row["geographic"], row["lang"], row["source"])
+
+
+def _chatterbot(wheel: Path) -> Iterator[LabelledPrompt]:
+    """The first (user) turn of each conversation: chat, trivia, jokes; no photo in play."""
+    with zipfile.ZipFile(wheel) as archive:
+        for name in sorted(archive.namelist()):
+            parts = name.split("/")
+            if len(parts) != 4 or parts[1] != "data" or not name.endswith(".yml") or parts[2] not in CHATTERBOT:
+                continue
+            lang, category = CHATTERBOT[parts[2]], parts[3].removesuffix(".yml")
+            text = archive.read(name).decode("utf-8")
+            for turn in re.findall(r"^- - (.+)$", text, flags=re.MULTILINE):
+                prompt = turn.strip().strip("'\"").strip()
+                if len(prompt) < 4 or (lang != "en" and _looks_english(prompt)):
+                    continue  # a few files of other languages hold English conversations
+                yield LabelledPrompt(prompt, False, lang, f"chatterbot-corpus:{category}")
+
+
+def _mhumaneval(gitdir: Path) -> Iterator[LabelledPrompt]:
+    """HumanEval's Python tasks translated into each language: the task as prose, and a few as code."""
+    rng = random.Random(SEED)
+    for lang, code in FLORES.items():
+        path = f"mHumanEval-{{NL}}/{code}/mHumanEval-{code}-python.json"
+        tasks = json.loads(_git_show(gitdir, path))
+        for number, task in enumerate(tasks):
+            prompt = str(task["prompt"])
+            doc = re.search(r'"""(.*?)(?:>>>|Example|"""|$)', prompt, flags=re.DOTALL)
+            prose = " ".join(doc.group(1).split()) if doc else ""
+            if len(prose) >= 20 and number % 2 == 0:
+                yield LabelledPrompt(prose[:600], False, lang, "mhumaneval:task")
+            elif number % 8 == 1 or (rng.random() < 0.05):
+                yield LabelledPrompt(prompt.strip()[:900], False, lang, "mhumaneval:code")
+
+
+def _xgqa(gitdir: Path) -> Iterator[LabelledPrompt]:
+    """xGQA's questions about photos (objects, colours, relations): a photo, but not its place."""
+    english = json.loads(_git_show(gitdir, "datasets/xGQA/annotations/few_shot/en/dev.json"))
+    keep = sorted(qid for qid, q in english.items() if not _XGQA_PLACE.search(q["question"]))
+    rng = random.Random(SEED)
+    chosen = set(rng.sample(keep, min(240, len(keep))))
+    for lang in XGQA:
+        questions = json.loads(_git_show(gitdir, f"datasets/xGQA/annotations/few_shot/{lang}/dev.json"))
+        for qid in sorted(chosen):
+            if qid in questions:
+                yield LabelledPrompt(str(questions[qid]["question"]).strip(), False, lang, "xgqa:dev")
+
+
+def _authored() -> Iterator[LabelledPrompt]:
+    """Our own prompts, `data/authored/<lang>.txt`: `# <section>` headers, one prompt a line."""
+    for path in sorted((DATA_DIR / "authored").glob("*.txt")):
+        lang = path.stem
+        section = ""
+        for line in path.read_text("utf-8").splitlines():
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("# "):
+                section = text[2:].strip()
+                continue
+            if section == "stuffing":
+                continue
+            geographic = section.startswith("geo")
+            yield LabelledPrompt(text, geographic, lang, f"geoarena-authored:{section}")
+        yield from _pairs(path)
+
+
+def _pairs(path: Path) -> Iterator[LabelledPrompt]:
+    """Two questions of one section asked together, as people do ("Where is this? Is it cold
+    there in winter?"); kept in their section's source, so a held-out section takes its pairs."""
+    rng = random.Random(f"{SEED}{path.stem}")
+    for section, lines in sorted(_sections(path).items()):
+        if section == "stuffing" or len(lines) < 2:
+            continue
+        pairs = [(a, b) for a in lines for b in lines if a != b]
+        for a, b in rng.sample(pairs, min(len(pairs), 3 * len(lines))):
+            yield LabelledPrompt(f"{a} {b}", section.startswith("geo"), path.stem, f"geoarena-authored:{section}")
+
+
+def _stuffing() -> Iterator[LabelledPrompt]:
+    """Place words stuffed before and after requests that are not about a photo's place: the
+    words alone must not carry a prompt through."""
+    rng = random.Random(SEED)
+    for path in sorted((DATA_DIR / "authored").glob("*.txt")):
+        lang = path.stem
+        sections = _sections(path)
+        words = " ".join(sections.get("stuffing", [])).split()
+        others = [(name, line) for name in ("not-geo-photo", "not-geo-other", "quiz") for line in sections.get(name, [])]
+        if not words or not others:
+            continue
+        for number in range(24):
+            picked = " ".join(rng.sample(words, min(len(words), rng.randint(3, 7))))
+            name, request = rng.choice(others)
+            sep = rng.choice([": ", ", ", " - ", ". ", " "])
+            prompt = f"{picked}{sep}{request}" if number % 3 else f"{request} {picked}"
+            # named after the request's section, so the evaluation holds both out together
+            yield LabelledPrompt(prompt, False, lang, f"geoarena-augmented:stuffing-{name}")
+
+
+def _sections(path: Path) -> dict[str, list[str]]:
+    sections: dict[str, list[str]] = {}
+    current = ""
+    for line in path.read_text("utf-8").splitlines():
+        text = line.strip()
+        if text.startswith("# "):
+            current = text[2:].strip()
+        elif text:
+            sections.setdefault(current, []).append(text)
+    return sections
+
+
+def _looks_english(text: str) -> bool:
+    words = re.findall(r"[a-z']+", text.lower())
+    return len(words) >= 2 and sum(w in _ENGLISH for w in words) / len(words) >= 0.25
+
+
+def _git_show(gitdir: Path, path: str) -> str:
+    return subprocess.run(["git", f"--git-dir={gitdir}", "show", f"HEAD:{path}"], check=True,
+                          capture_output=True).stdout.decode("utf-8")
+
+
+# -- fitting -----------------------------------------------------------------------
+
+DEFAULT_C = 10.0
+
+
+def fit_weights(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> tuple[np.ndarray, float]:
+    """Logistic regression on hashed n-grams; each (language, label) and each source weighs
+    the same in total, so a big source (code) does not teach the model that long means no."""
+    import scipy.sparse as sp
+    from sklearn.linear_model import LogisticRegression
+
+    from arena.gatekeeper.features import DIMENSIONS, feature_rows
+
+    data, indices, indptr = feature_rows([r.prompt for r in rows])
+    x = sp.csr_matrix((data, indices, indptr), shape=(len(rows), DIMENSIONS))
+    y = np.array([r.geographic for r in rows], dtype=int)
+    weights = _balanced_weights(rows)
+    model = LogisticRegression(C=c, solver="liblinear", max_iter=2000)
+    model.fit(x, y, sample_weight=weights)
+    return model.coef_[0].astype(np.float32), float(model.intercept_[0])
+
+
+def _balanced_weights(rows: list[LabelledPrompt]) -> np.ndarray:
+    """Each (language, label) cell weighs the same in total, so n-grams of a language
+    with few geographic prompts are not learnt as signs of refusal; inside a cell a
+    source weighs the square root of its size."""
+    from collections import Counter
+
+    source = Counter((r.lang, r.geographic, r.source) for r in rows)
+    w = np.array([source[(r.lang, r.geographic, r.source)] ** -0.5 * _emphasis(r) for r in rows])
+    cells: dict[tuple[str, bool], float] = {}
+    for r, weight in zip(rows, w, strict=True):
+        cells[(r.lang, r.geographic)] = cells.get((r.lang, r.geographic), 0.0) + weight
+    w = np.array([weight / cells[(r.lang, r.geographic)] for r, weight in zip(rows, w, strict=True)])
+    return w * len(rows) / w.sum()
+
+
+# Refusals that are about a photo ("What breed is this dog?") teach the line the policy draws
+# better than chat that never mentions one, so they count more.
+HARD_NEGATIVES = ("xgqa:", "geoarena-v1:not-geo", "geoarena-authored:not-geo-photo", "geoarena-augmented:")
+HARD_NEGATIVE_WEIGHT = 2.0
+
+
+def _emphasis(row: LabelledPrompt) -> float:
+    return HARD_NEGATIVE_WEIGHT if not row.geographic and row.source.startswith(HARD_NEGATIVES) else 1.0
+
+
+def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
+    coef, bias = fit_weights(rows, c=c)
+    path = DATA_DIR / "model.npz"
+    digest = np.frombuffer(bytes.fromhex(dataset_hash(rows)), dtype=np.uint8)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, weights=coef, bias=np.array([bias], dtype=np.float64),
+                        dataset_sha256=digest, trained_on=np.array([len(rows)], dtype=np.int64),
+                        c=np.array([c], dtype=np.float64))
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

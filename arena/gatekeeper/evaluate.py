@@ -1,0 +1,118 @@
+"""Held-out evaluation of a gatekeeper, split by SOURCE, not by row.
+
+A row-level split flatters a text classifier: near-copies of a test prompt
+sit in its training data. Here every source file, a source in one language
+(`chatterbot-corpus:food` in Turkish, `xgqa:dev` in Bengali,
+`geoarena-authored:geo-climate` in Thai, ...), falls whole into one of
+`FOLDS` folds (a stable hash of its name); the offline model is fitted on
+the other folds and scores the prompts of the sources it never saw. The
+same rows can be put to any other judge (`evaluate_judge`), e.g. the LLM.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from arena.gatekeeper.dataset import LabelledPrompt
+
+FOLDS = 5
+
+
+@dataclass
+class Tally:
+    n: int = 0
+    correct: int = 0
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.n if self.n else 0.0
+
+
+@dataclass
+class Report:
+    """Accuracy overall, per language and per source, with every error."""
+
+    overall: Tally = field(default_factory=Tally)
+    languages: dict[str, Tally] = field(default_factory=dict)
+    sources: dict[str, Tally] = field(default_factory=dict)
+    not_geo: Tally = field(default_factory=Tally)  # correct = refused
+    geo: Tally = field(default_factory=Tally)  # correct = accepted
+    errors: list[tuple[LabelledPrompt, float]] = field(default_factory=list)
+
+    def add(self, row: LabelledPrompt, score: float, threshold: float) -> None:
+        right = (score >= threshold) == row.geographic
+        for tally in (self.overall, self.languages.setdefault(row.lang, Tally()),
+                      self.sources.setdefault(row.source, Tally()), self.geo if row.geographic else self.not_geo):
+            tally.n += 1
+            tally.correct += right
+        if not right:
+            self.errors.append((row, score))
+
+    @property
+    def not_geo_accepted(self) -> float:
+        return 1.0 - self.not_geo.accuracy if self.not_geo.n else 0.0
+
+    def lines(self, *, max_errors: int = 200) -> list[str]:
+        summary = (f"overall accuracy {self.overall.accuracy:.4f} ({self.overall.correct}/{self.overall.n}); "
+                   f"non-geographic accepted {self.not_geo_accepted:.4f} ({self.not_geo.n - self.not_geo.correct}/"
+                   f"{self.not_geo.n}); geographic refused {1 - self.geo.accuracy:.4f} "
+                   f"({self.geo.n - self.geo.correct}/{self.geo.n})")
+        out = [summary, "per language:"]
+        out += [f"  {lang}  {t.accuracy:.3f}  ({t.correct}/{t.n})" for lang, t in sorted(self.languages.items())]
+        out.append("per source:")
+        out += [f"  {src}  {t.accuracy:.3f}  ({t.correct}/{t.n})" for src, t in sorted(self.sources.items())]
+        out.append(f"errors ({len(self.errors)}):")
+        for row, score in self.errors[:max_errors]:
+            label = "geo" if row.geographic else "not-geo"
+            out.append(f"  [{row.lang} {row.source} {label} score={score:.3f}] {row.prompt[:160]!r}")
+        if len(self.errors) > max_errors:
+            out.append(f"  ... and {len(self.errors) - max_errors} more")
+        return out
+
+
+def fold_of(row: LabelledPrompt) -> int:
+    source = row.source
+    if source.startswith("geoarena-augmented:stuffing-"):  # built from that authored section's prompts
+        source = "geoarena-authored:" + source.removeprefix("geoarena-augmented:stuffing-")
+    key = f"{source}@{row.lang}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:4], "big") % FOLDS
+
+
+def evaluate_offline(rows: Sequence[LabelledPrompt], *, threshold: float = 0.5, c: float | None = None,
+                     progress: Callable[[str], None] | None = None) -> Report:
+    """Leave-sources-out cross-validation of the offline model (fits FOLDS models: needs scikit-learn)."""
+    from arena.gatekeeper.build import DEFAULT_C, fit_weights
+    from arena.gatekeeper.model import OfflineModel
+
+    report = Report()
+    for fold in range(FOLDS):
+        train = [r for r in rows if fold_of(r) != fold]
+        test = [r for r in rows if fold_of(r) == fold]
+        if not test:
+            continue
+        if progress:
+            progress(f"fold {fold + 1}/{FOLDS}: fitting on {len(train)}, scoring {len(test)} unseen")
+        weights, bias = fit_weights(train, c=DEFAULT_C if c is None else c)
+        model = OfflineModel.from_weights(weights, bias, trained_on=len(train))
+        for row in test:
+            report.add(row, model.score(row.prompt), threshold)
+    return report
+
+
+async def evaluate_judge(rows: Sequence[LabelledPrompt], judge: Callable[[str], Awaitable[bool]]) -> Report:
+    """The same report for any judge that answers geographic or not (the LLM judge, say)."""
+    report = Report()
+    for row in rows:
+        report.add(row, 1.0 if await judge(row.prompt) else 0.0, 0.5)
+    return report
+
+
+def evaluate_model(rows: Sequence[LabelledPrompt], score: Callable[[str], float], *,
+                   threshold: float = 0.5) -> Report:
+    """The report of a fitted model on rows it was not fitted on (probe sets)."""
+    report = Report()
+    for row in rows:
+        report.add(row, score(row.prompt), threshold)
+    return report

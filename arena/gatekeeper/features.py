@@ -1,0 +1,81 @@
+"""The offline gatekeeper's features: hashed character and word n-grams.
+
+Pure Python and numpy, so the server needs no scikit-learn to score a
+prompt and the fitted model is a plain array of weights. Character n-grams
+(1 to 4, inside words padded with spaces) need no tokeniser, so Thai,
+Chinese and Japanese work like Swedish; word unigrams and bigrams carry
+phrases ("tell me", "this photo"). Every n-gram is hashed (a polynomial hash
+of code points, CRC-32 for words: stable across processes, unlike `hash`)
+into `DIMENSIONS` buckets; a prompt's
+vector is binary and L2-normalised, so a prompt stuffed with place words
+gets no more weight than one that names a single place.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import zlib
+from itertools import pairwise
+
+import numpy as np
+
+DIMENSIONS = 1 << 18
+MAX_CHARS = 4000  # the arena's prompts stop at 2,000; a CLI file line may be longer
+_WORD = re.compile(r"\w+")
+_MASK = DIMENSIONS - 1
+
+
+def normalise(text: str) -> str:
+    """NFKC, lower case, one space between words."""
+    return " ".join(unicodedata.normalize("NFKC", text[:MAX_CHARS]).lower().split())
+
+
+def feature_indices(text: str) -> np.ndarray:
+    """The sorted, distinct buckets of one prompt's n-grams."""
+    words = _WORD.findall(normalise(text))
+    if not words:
+        return np.zeros(0, dtype=np.int64)
+    # Character n-grams of " word word ... ", hashed with numpy: a prompt of 2,000
+    # characters has some 8,000 of them, too many to hash one by one in Python.
+    # Each word is padded with its own spaces (" one  two "); an n-gram across the
+    # double space between two words is dropped, so every n-gram lies inside one word.
+    codes = np.frombuffer(f" {'  '.join(words)} ".encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    seam = np.concatenate([[0], np.cumsum((codes[:-1] == 32) & (codes[1:] == 32))])
+    parts = []
+    h = np.zeros(len(codes), dtype=np.uint64)
+    for n in (1, 2, 3, 4):
+        if len(codes) < n:
+            break
+        h = h[: len(codes) - n + 1] * _PRIME + codes[n - 1 :]
+        inside = seam[n - 1 :] == seam[: len(codes) - n + 1]
+        parts.append(_mix(h[inside] + np.uint64(n)))
+    crc = zlib.crc32
+    tokens = ["w\x00" + w for w in words] + [f"b\x00{a}\x00{b}" for a, b in pairwise(words)]
+    parts.append(np.fromiter((crc(t.encode("utf-8")) for t in tokens), dtype=np.uint64, count=len(tokens)))
+    return np.unique((np.concatenate(parts) & np.uint64(_MASK)).astype(np.int64))
+
+
+_PRIME = np.uint64(0x100000001B3)
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser: spreads a polynomial hash over all 64 bits."""
+    h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31))
+
+
+def feature_rows(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSR parts (data, indices, indptr) of many prompts, for fitting."""
+    indices: list[np.ndarray] = []
+    indptr = [0]
+    data: list[np.ndarray] = []
+    for text in texts:
+        idx = feature_indices(text)
+        indices.append(idx)
+        data.append(np.full(len(idx), 1.0 / np.sqrt(max(len(idx), 1)), dtype=np.float32))
+        indptr.append(indptr[-1] + len(idx))
+    return (np.concatenate(data) if data else np.zeros(0, np.float32),
+            np.concatenate(indices) if indices else np.zeros(0, np.int64),
+            np.array(indptr, dtype=np.int64))

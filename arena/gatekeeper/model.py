@@ -1,0 +1,62 @@
+"""The fitted offline gatekeeper: a weight per hashed n-gram and a bias,
+read from `data/model.npz` (numpy arrays only, `allow_pickle=False`: loading
+it runs no code). `python -m arena.gatekeeper.build fit` makes the file.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from arena.gatekeeper.dataset import DATA_DIR
+from arena.gatekeeper.features import DIMENSIONS, feature_indices
+
+MODEL_PATH = DATA_DIR / "model.npz"
+
+
+@dataclass(frozen=True)
+class OfflineModel:
+    weights: np.ndarray  # float32, one per feature bucket
+    bias: float
+    dataset_sha256: str  # of the prompts it was fitted on
+    trained_on: int
+
+    @classmethod
+    def load(cls, path: Path = MODEL_PATH) -> OfflineModel:
+        with np.load(path, allow_pickle=False) as npz:
+            weights = np.ascontiguousarray(npz["weights"], dtype=np.float32)
+            if weights.shape != (DIMENSIONS,):
+                raise ValueError(f"{path}: {weights.shape[0]} weights, the features need {DIMENSIONS}")
+            return cls(weights, float(npz["bias"][0]), bytes(npz["dataset_sha256"]).hex(),
+                       int(npz["trained_on"][0]))
+
+    @classmethod
+    def from_weights(cls, weights: np.ndarray, bias: float, *, trained_on: int = 0) -> OfflineModel:
+        return cls(np.ascontiguousarray(weights, dtype=np.float32), bias, "", trained_on)
+
+    def score(self, prompt: str) -> float:
+        """P(geographic) of one prompt."""
+        idx = feature_indices(prompt)
+        if len(idx) == 0:
+            return 1.0 / (1.0 + math.exp(-self.bias))
+        z = float(self.weights[idx].sum()) / math.sqrt(len(idx)) + self.bias
+        return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+
+    def scores(self, prompts: list[str]) -> list[float]:
+        return [self.score(p) for p in prompts]
+
+
+_lock = threading.Lock()
+_shipped: list[OfflineModel] = []
+
+
+def shipped_model() -> OfflineModel:
+    """The model shipped with the package, read once per process."""
+    with _lock:
+        if not _shipped:
+            _shipped.append(OfflineModel.load())
+        return _shipped[0]

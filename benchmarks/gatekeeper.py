@@ -1,0 +1,137 @@
+"""The offline gatekeeper's figures against issue 12's targets.
+
+    .venv/bin/python benchmarks/gatekeeper.py [--quick] [--data ../shared/data]
+
+Prints: the model's load time and `import arena.gatekeeper`'s (in fresh
+processes), verdict latency p50/p99 by prompt length up to the 2,000-character
+limit (score + language of the refusal), the held-out accuracy split by source
+(five refits; `--quick` skips it), the GeoBrowse sample's questions (never
+trained on), the arena's own example questions and the kinds the refusal
+names, keyword stuffing, and the language identifier's accuracy on the
+labelled prompts. Each target is marked PASS or MISS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from arena.battles.language import guess_language
+from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
+from arena.gatekeeper.evaluate import evaluate_model, evaluate_offline
+from arena.gatekeeper.model import OfflineModel
+from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN
+from arena.web.pages import EXAMPLE_PROMPTS
+
+STUFFED = (
+    "geography location country city map latitude: tell me a joke",
+    "map country city latitude longitude coordinates: write a haiku about rain",
+    "Where country city map: what is 12 squared?",
+    "géographie pays ville carte latitude : raconte une blague",
+    "地理 位置 国家 城市 地图 纬度：讲个笑话",
+)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="skip the five-fold held-out evaluation")
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared" / "data")
+    args = parser.parse_args()
+    model = OfflineModel.load()
+    rows = load_dataset()
+
+    print("== start-up (fresh processes, median of 5)")
+    load = _fresh("import time; from arena.gatekeeper.model import OfflineModel; t=time.perf_counter(); "
+                  "OfflineModel.load(); print(time.perf_counter()-t)")
+    imp = _fresh("import time; t=time.perf_counter(); import arena.gatekeeper; print(time.perf_counter()-t)")
+    _target(f"model load (model.npz read) {load * 1000:.0f} ms", load < 0.5, "< 500 ms")
+    print(f"  import arena.gatekeeper {imp * 1000:.0f} ms (scikit-learn not imported; most of it arena.config)")
+
+    print("== verdict latency (score + refusal language), 2,000 runs per length")
+    text = " ".join(r.prompt for r in rows if r.source.startswith(("geoarena-v1", "chatterbot")))
+    worst = 0.0
+    for length in (50, 200, 1000, 2000):
+        samples = []
+        for i in range(2000):
+            start = (i * 7919) % (len(text) - length)
+            prompt = text[start : start + length]
+            t0 = time.perf_counter()
+            model.score(prompt)
+            guess_language(prompt)
+            samples.append(time.perf_counter() - t0)
+        samples.sort()
+        p50, p99 = samples[len(samples) // 2], samples[int(len(samples) * 0.99)]
+        worst = max(worst, p99)
+        print(f"  {length:>5} chars  p50 {p50 * 1000:.2f} ms  p99 {p99 * 1000:.2f} ms")
+    _target(f"p99 at <= 2,000 chars {worst * 1000:.2f} ms", worst < 0.010, "< 10 ms")
+
+    if not args.quick:
+        print("== held out by source (each source in each language scored by a model fitted without it)")
+        report = evaluate_offline(rows)
+        for line in report.lines(max_errors=0)[:-1]:
+            print(line)
+        _target(f"accuracy on unseen sources {report.overall.accuracy:.4f}", report.overall.accuracy >= 0.97,
+                ">= 0.97")
+        low = sorted(lang for lang, t in report.languages.items() if t.accuracy < 0.95)
+        _target(f"languages below 0.95: {len(low)} of {len(report.languages)} {' '.join(low)}", not low,
+                "none")
+        _target(f"non-geographic accepted {report.not_geo_accepted:.4f}", report.not_geo_accepted <= 0.02,
+                "<= 0.02")
+
+    print("== probes (none is in the training data)")
+    probes = _probes(args.data)
+    for name, items in probes.items():
+        result = evaluate_model(items, model.score)
+        _target(f"{name}: {result.overall.correct}/{result.overall.n}", result.overall.correct == result.overall.n,
+                "all")
+        for row, score in result.errors:
+            print(f"      miss  score={score:.3f}  {row.prompt[:110]!r}")
+
+    print("== language of the refusal (the one identifier, on the labelled prompts)")
+    right = sum(guess_language(r.prompt) == r.lang for r in rows if r.source != "mhumaneval:code")
+    total = sum(r.source != "mhumaneval:code" for r in rows)
+    per = {lang: [0, 0] for lang in LANGUAGES}
+    for r in rows:
+        if r.source != "mhumaneval:code":
+            per[r.lang][0] += guess_language(r.prompt) == r.lang
+            per[r.lang][1] += 1
+    print(f"  all {right / total:.3f} ({right}/{total}); " + " ".join(
+        f"{lang} {a / b:.2f}" for lang, (a, b) in sorted(per.items())))
+    return 0
+
+
+def _probes(data: Path) -> dict[str, list[LabelledPrompt]]:
+    probes: dict[str, list[LabelledPrompt]] = {
+        "home page examples taken": [LabelledPrompt(p, True, "en", "page") for p in EXAMPLE_PROMPTS],
+        "kinds the refusal names taken": [LabelledPrompt(p, True, "en", "refusal") for p in
+                                          REFUSAL_KINDS_EN.values()],
+        "keyword stuffing refused": [LabelledPrompt(p, False, "en", "stuffing") for p in STUFFED],
+    }
+    geobrowse = []
+    for name in ("level1_en.jsonl", "level2_en.jsonl"):
+        path = data / "geobrowse-sample" / name
+        if path.is_file():
+            geobrowse += [LabelledPrompt(json.loads(line)["prompt"], True, "en", name)
+                          for line in path.read_text("utf-8").splitlines() if line.strip()]
+    if geobrowse:
+        probes["GeoBrowse sample questions taken"] = geobrowse
+    return probes
+
+
+def _fresh(code: str) -> float:
+    runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+            for _ in range(5)]
+    return statistics.median(runs)
+
+
+def _target(text: str, ok: bool, target: str) -> None:
+    print(f"  {'PASS' if ok else 'MISS'}  {text}  (target {target})")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
