@@ -125,3 +125,33 @@ class TestPreferenceVsAccuracy:
     def test_no_clear_battle_has_no_share(self) -> None:
         result = preference_vs_accuracy([LabelledVote("x", "y", 1.0, 10.0, 11.0)])
         assert result["clear_votes"] == 0 and result["share_for_closer"] is None
+
+
+class TestRankFromAFile:
+    def test_arena_rank_input_reads_the_accuracy_fields(self, tmp_path) -> None:  # type: ignore[no-untyped-def]
+        from arena.export.writers import write_rows
+        from arena.ratings.job import log_from_file
+        from arena.ratings.leaderboard import RankOptions, build_snapshot
+
+        rows = []
+        for i in range(60):
+            labelled = i % 3 != 2
+            rows.append({
+                "question_id": f"{i:032x}", "model_a": "x", "model_b": "y",
+                "winner": "model_a" if i % 4 else "model_b", "tstamp": 1767225600.0 + i,
+                "error_km_a": 10.0 if labelled else None, "error_km_b": (900.0 if i % 2 else None) if labelled else None,
+                "country": "JP" if labelled else None, "continent": "Asia" if labelled else None,
+                "answer_country_a": "JP", "answer_country_b": "JP" if i % 2 else None,
+            })
+        path = tmp_path / "votes.jsonl"
+        path.write_bytes(b"".join(write_rows(iter(rows), "jsonl")))
+        log, _ = log_from_file(path)
+        snapshot = build_snapshot(log, RankOptions(rounds=20, style=False))
+        assert snapshot["accuracy"]["x"]["labelled"] == 40
+        assert snapshot["accuracy"]["x"]["median_km"]["value"] == 10.0
+        assert snapshot["accuracy"]["x"]["country_accuracy"]["value"] == 1.0
+        assert snapshot["accuracy"]["y"]["no_commitment_rate"]["value"] == 0.5
+        assert snapshot["preference_vs_accuracy"]["clear_votes"] == 20
+        names = {c["name"]: c["votes"] for c in snapshot["categories"]}
+        assert names["continent:Asia"] == 40 and names["country:Japan"] == 40
+        assert names["answers agree:Japan"] == 10  # unlabelled rows whose answers both say Japan
