@@ -86,14 +86,16 @@ async def _bench(settings: Settings, instances: list[Any], names: list[str], jud
     configs = {c.name: c for c in settings.pool.contenders}
     try:
         async with httpx.AsyncClient(follow_redirects=False) as http:
-            deps = ProviderDeps(http=http, images=ImageStore(settings.image_dir), pool=settings.pool)
+            images = ImageStore(settings.image_dir)
+            deps = ProviderDeps(http=http, images=images, pool=settings.pool)
             contenders = {name: build_contender(configs[name], deps) for name in names}
             timeouts = {name: args.timeout or configs[name].timeout for name in names}
             limits = IntakeLimits(max_bytes=settings.max_upload_bytes, max_pixels=settings.max_pixels,
                                   long_side=settings.contender_long_side)
             with _Bar("run") as bar:
                 counts = await run_suite(instances, contenders, sessions, suite=suite, concurrency=args.concurrency,
-                                         timeouts=timeouts, limits=limits, on_total=bar.total, progress=bar)
+                                         timeouts=timeouts, limits=limits, images=images, on_total=bar.total,
+                                         progress=bar)
             _say(f"{suite}: {counts.asked} runs, {counts.skipped} finished earlier, {counts.failed} failed")
             for error in counts.errors[:10]:
                 _say(f"  failed: {error}")

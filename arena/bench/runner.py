@@ -23,6 +23,7 @@ from arena.bench import repository
 from arena.bench.dataset import DEFAULT_LIMITS, Instance
 from arena.bench.grades import Grader, Run
 from arena.images.intake import IntakeLimits
+from arena.images.store import ImageStore
 from arena.providers.base import Contender, ContenderError, ContenderImage, TextDelta, ToolStep, Usage
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,7 @@ async def run_suite(
     concurrency: int = 4,
     timeouts: Mapping[str, float] | None = None,
     limits: IntakeLimits = DEFAULT_LIMITS,
+    images: ImageStore | None = None,
     on_total: Callable[[int], None] | None = None,
     progress: Progress | None = None,
 ) -> RunCounts:
@@ -74,7 +76,7 @@ async def run_suite(
     counts = RunCounts(skipped=len(instances) * len(contenders) - len(work))
     if on_total is not None:
         on_total(len(work))
-    photos = _Photos(limits)
+    photos = _Photos(limits, images)
     gate = asyncio.Semaphore(concurrency)
 
     async def one(instance: Instance, name: str) -> None:
@@ -178,16 +180,25 @@ async def grade_suite(
 
 
 class _Photos:
-    """Each instance's photo decoded once, however many contenders ask."""
+    """Each instance's photo prepared once, however many contenders ask; kept
+    in the image store (when given) like a battle's, so a trajectory's
+    reference to the photo (img_0) resolves."""
 
-    def __init__(self, limits: IntakeLimits) -> None:
+    def __init__(self, limits: IntakeLimits, images: ImageStore | None) -> None:
         self.limits = limits
-        self.cache: dict[str, asyncio.Task[ContenderImage]] = {}
+        self.images = images
+        self.cache: dict[str, asyncio.Future[ContenderImage]] = {}
 
     async def get(self, instance: Instance) -> ContenderImage:
         if instance.key not in self.cache:
-            self.cache[instance.key] = asyncio.ensure_future(asyncio.to_thread(instance.contender_image, self.limits))
+            self.cache[instance.key] = asyncio.ensure_future(asyncio.to_thread(self._prepare, instance))
         return await self.cache[instance.key]
+
+    def _prepare(self, instance: Instance) -> ContenderImage:
+        image = instance.contender_image(self.limits)
+        if self.images is not None:
+            self.images.put(image.jpeg)
+        return image
 
 
 def _store(sessions: sessionmaker[Session], suite: str, instance: Instance, name: str,

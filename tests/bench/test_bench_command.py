@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from arena.cli import main
 from arena.db.session import make_engine, make_sessionmaker
 from arena.db.tables import BenchGrade, BenchResult
+from arena.images.store import ImageStore
 from tests.bench.conftest import PARIS_ROWS, write_dataset
 from tests.conftest import SAMPLE_DIR
 
@@ -111,10 +112,25 @@ def test_gate_baseline_tool_shares_on_a_real_photo(arena_env, tmp_path, capsys):
     rows = [json.loads((SAMPLE_DIR / "level1_en.jsonl").read_text().splitlines()[1])]  # Anshun
     dataset = write_dataset(tmp_path / "ds", rows)
     out = tmp_path / "r.json"
-    assert main(["bench", "--dataset", str(dataset), "--contenders", "ocr-geolocator+gate",
+    # a generous timeout: the shared test machine may be busy, and this is about tool shares, not speed
+    assert main(["bench", "--dataset", str(dataset), "--contenders", "ocr-geolocator+gate", "--timeout", "900",
                  "--json", str(out)]) == 0
     row = json.loads(out.read_text())["contenders"][0]
     assert row["gate"] and row["tool_calls"] > 5
     share = row["tool_share"]["1"]
     assert abs(sum(share.values()) - 1) < 1e-3 and share["super_resolution"] > 0.5  # each policy view is upscaled
     assert row["turns"] == 1  # a fixed policy, one pass: no tool-calling turns with thoughts
+    # the photo and every view a step shows are in the image store, as for a battle
+    store = ImageStore(tmp_path / "data" / "images")
+    assert store.exists(rows_photo_sha(dataset))
+    engine = make_engine(arena_env)
+    with make_sessionmaker(engine)() as session:
+        steps = session.scalars(select(BenchResult.trajectory)).one()
+    engine.dispose()
+    assert steps and all(store.exists(ref) for step in steps for ref in step["image_refs"])
+
+
+def rows_photo_sha(dataset) -> str:
+    from arena.bench.dataset import load_dataset
+
+    return load_dataset(dataset)[0].contender_image().sha256
