@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -52,23 +53,29 @@ def main() -> int:
     _target(f"model load (model.npz read) {load * 1000:.0f} ms", load < 0.5, "< 500 ms")
     print(f"  import arena.gatekeeper {imp * 1000:.0f} ms (scikit-learn not imported; most of it arena.config)")
 
-    print("== verdict latency (score + refusal language), 2,000 runs per length")
+    print("== verdict latency (score, and the language of a refusal), 2,000 runs per length; the machine is "
+          "shared, so p99 carries other processes' load")
     text = " ".join(r.prompt for r in rows if r.source.startswith(("geoarena-v1", "chatterbot")))
-    worst = 0.0
+    print(f"  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    worst = worst_cpu = 0.0
     for length in (50, 200, 1000, 2000):
-        samples = []
+        wall, cpu = [], []
         for i in range(2000):
             start = (i * 7919) % (len(text) - length)
             prompt = text[start : start + length]
-            t0 = time.perf_counter()
-            model.score(prompt)
-            guess_language(prompt)
-            samples.append(time.perf_counter() - t0)
-        samples.sort()
-        p50, p99 = samples[len(samples) // 2], samples[int(len(samples) * 0.99)]
-        worst = max(worst, p99)
-        print(f"  {length:>5} chars  p50 {p50 * 1000:.2f} ms  p99 {p99 * 1000:.2f} ms")
-    _target(f"p99 at <= 2,000 chars {worst * 1000:.2f} ms", worst < 0.010, "< 10 ms")
+            t0, c0 = time.perf_counter(), time.thread_time()
+            if model.score(prompt) < 0.5:  # as the gatekeeper does: a refusal's language
+                guess_language(prompt)
+            cpu.append(time.thread_time() - c0)
+            wall.append(time.perf_counter() - t0)
+        wall.sort()
+        cpu.sort()
+        p99, p99_cpu = wall[int(len(wall) * 0.99)], cpu[int(len(cpu) * 0.99)]
+        worst, worst_cpu = max(worst, p99), max(worst_cpu, p99_cpu)
+        print(f"  {length:>5} chars  wall p50 {wall[1000] * 1000:.2f} ms  p99 {p99 * 1000:.2f} ms   "
+              f"cpu p50 {cpu[1000] * 1000:.2f} ms  p99 {p99_cpu * 1000:.2f} ms")
+    _target(f"wall p99 at <= 2,000 chars {worst * 1000:.2f} ms", worst < 0.010, "< 10 ms")
+    _target(f"cpu p99 at <= 2,000 chars {worst_cpu * 1000:.2f} ms (time on a core)", worst_cpu < 0.010, "< 10 ms")
 
     if not args.quick:
         print("== held out by source (each source in each language scored by a model fitted without it)")

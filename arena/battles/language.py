@@ -4,14 +4,20 @@ leaderboards and for wording the gatekeeper's refusal.
 Thirty languages: a script settles Japanese (kana), Korean, Chinese, Thai,
 Hebrew, Greek, Hindi and Bengali; letters only one language of a script uses
 split Russian from Ukrainian and Arabic from Persian; among the eighteen
-Latin-script languages, letters peculiar to a language and frequent function
-words vote. "und" (undetermined) when nothing does. Measured on the
+Latin-script languages, character n-gram profiles (`language_profiles.json`,
+made from the gatekeeper's labelled prompts) decide, with letters peculiar
+to a language and frequent function words as a nudge. "und" (undetermined) when nothing does. Measured on the
 gatekeeper's labelled prompts by `benchmarks/gatekeeper.py`.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import unicodedata
+from functools import cache
+from pathlib import Path
+from typing import Any
 
 _SCRIPTS = [  # (language, regex of its characteristic script), most specific first
     ("ja", re.compile(r"[\u3040-\u30ff]")),  # kana settles Japanese even among kanji
@@ -67,8 +73,12 @@ _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _VOCAB = {lang: frozenset(words.split()) for lang, words in _FUNCTION_WORDS.items()}
 
 
+GUESS_CHARS = 300  # the start of a prompt says its language; reading all 2,000 characters costs time
+
+
 def guess_language(text: str) -> str:
     """The prompt's language as an ISO 639-1 code, or "und"."""
+    text = text[:GUESS_CHARS]
     for language, script in _SCRIPTS:
         if script.search(text):
             return language
@@ -77,12 +87,28 @@ def guess_language(text: str) -> str:
         return "uk" if ukrainian and ukrainian >= len(_RUSSIAN.findall(text)) else "ru"
     if _ARABIC_SCRIPT.search(text):
         return "fa" if _PERSIAN.search(text) else "ar"
-    lowered = text.lower()
+    lowered = unicodedata.normalize("NFKC", text).lower()
     words = _WORD.findall(lowered)
     if not words:
         return "und"
-    scores = {lang: float(sum(w in vocab for w in words)) for lang, vocab in _VOCAB.items()}
+    votes = {lang: float(sum(w in vocab for w in words)) for lang, vocab in _VOCAB.items()}
     for lang, letters in _LETTERS.items():
-        scores[lang] += 2 * min(3, sum(lowered.count(ch) for ch in letters))
-    best = max(scores, key=lambda lang: scores[lang])
-    return best if scores[best] > 0 else "und"
+        votes[lang] += 2 * min(3, sum(lowered.count(ch) for ch in letters))
+    # Character n-gram profiles (naive Bayes) decide; the votes above add a nudge in nats.
+    grams = [g for w in words for g in _grams(w)]
+    profiles = _profiles()
+    scores = {lang: sum(p["grams"].get(g, p["floor"]) for g in grams) / max(len(grams), 1) + 0.3 * votes[lang]
+              for lang, p in profiles.items()}
+    return max(scores, key=lambda lang: scores[lang])
+
+
+def _grams(word: str) -> list[str]:
+    padded = f" {word} "
+    return [padded[i : i + n] for n in (1, 2, 3) for i in range(len(padded) - n + 1) if padded[i : i + n] != " "]
+
+
+@cache
+def _profiles() -> dict[str, dict[str, Any]]:
+    """Per Latin-script language, the log-frequency of its 700 commonest character 1-3-grams in the
+    gatekeeper's labelled prompts (and a floor for the rest); made by `arena.gatekeeper.build languages`."""
+    return json.loads((Path(__file__).with_name("language_profiles.json")).read_text("utf-8"))

@@ -67,8 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     collect.add_argument("--iglue", type=Path, required=True, help="git dir of e-bug/iglue")
     fit = sub.add_parser("fit", help="fit data/model.npz on data/prompts")
     fit.add_argument("--c", type=float, default=DEFAULT_C, help="inverse regularisation strength")
+    sub.add_parser("languages", help="rebuild the language identifier's Latin-script profiles")
     args = parser.parse_args(argv)
-    if args.command == "collect":
+    if args.command == "languages":
+        path = write_language_profiles(load_dataset())
+        print(f"wrote {path}", file=sys.stderr)
+    elif args.command == "collect":
         rows = list(collect_rows(args.chatterbot, args.mhumaneval, args.iglue))
         write_prompts(rows)
         print(f"wrote {len(rows)} prompts to {DATA_DIR / 'prompts'}", file=sys.stderr)
@@ -293,6 +297,38 @@ def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
                         dataset_sha256=digest, trained_on=np.array([len(rows)], dtype=np.int64),
                         c=np.array([c], dtype=np.float64))
     path.write_bytes(buffer.getvalue())
+    return path
+
+
+# -- the language identifier's profiles ----------------------------------------------
+
+LATIN = ("cs", "de", "en", "es", "fr", "hu", "id", "it", "ms", "nl", "pl", "pt", "ro", "sv", "sw", "tl", "tr", "vi")
+PROFILE_SIZE = 700
+
+
+def write_language_profiles(rows: Iterable[LabelledPrompt]) -> Path:
+    """Per Latin-script language, the log-frequency of its commonest character 1-3-grams
+    (code left out: its identifiers are English) and a floor for every other n-gram."""
+    import math
+    import unicodedata
+    from collections import Counter
+
+    from arena.battles import language
+
+    counts: dict[str, Counter[str]] = {lang: Counter() for lang in LATIN}
+    for row in rows:
+        if row.lang in counts and row.source != "mhumaneval:code":
+            text = unicodedata.normalize("NFKC", row.prompt).lower()
+            for word in re.findall(r"[^\W\d_]+", text):
+                counts[row.lang].update(language._grams(word))
+    profiles = {}
+    for lang, counter in counts.items():
+        total = sum(counter.values())
+        top = counter.most_common(PROFILE_SIZE)
+        profiles[lang] = {"floor": round(math.log(top[-1][1] / total) - 1.0, 3),
+                          "grams": {g: round(math.log(c / total), 3) for g, c in top}}
+    path = Path(language.__file__).with_name("language_profiles.json")
+    path.write_text(json.dumps(profiles, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     return path
 
 
