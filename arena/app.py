@@ -31,6 +31,7 @@ from arena.pool import PoolPolicy, find_identity_leaks
 from arena.pool.counts import EvidenceCache, VoteCountCache
 from arena.providers.registry import ProviderDeps, build_pool
 from arena.web.worldmap import world_map_svg
+from arena.web.origin import SameOriginWrites
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if module is not None:
             app.include_router(module.router)
     _install_error_handlers(app)
+    app.add_middleware(SameOriginWrites)  # no cross-site writes (arena.web.origin)
     return app
 
 

@@ -101,6 +101,24 @@ class ContenderConfig(BaseModel):
         return os.environ.get(self.api_key_env, "")
 
 
+class IntegrityConfig(BaseModel):
+    """`[integrity]`: what makes a vote count, and the friction for risky clients.
+
+    The defaults are far above what a person does in a day; a script meets them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    votes_per_day: int = Field(default=200, ge=0)  # per voter (cookie); 0 = no limit
+    votes_per_address_per_day: int = Field(default=1000, ge=0)  # per address hash (IPv6 by /64); 0 = no limit
+    min_read_seconds: float = Field(default=2.0, ge=0)  # the shortest look at two answers
+    read_chars_per_second: float = Field(default=60.0, gt=0)  # plus this for their length (skimming speed)
+    max_read_seconds: float = Field(default=20.0, ge=0)  # however long the answers, no more than this
+    challenge: Literal["off", "risk", "always"] = "risk"
+    challenge_bits: int = Field(default=14, ge=1, le=28)  # leading zero bits of SHA-256 when challenged
+    challenge_ttl_seconds: int = Field(default=600, ge=30)
+    risk_battles_per_day: int = Field(default=30, ge=1)  # battles a day before "risk" starts challenging
+
+
 class PoolConfig(BaseModel):
     """The whole pool file. Sections other issues add are kept as plain dicts
     until their owners give them a model."""
@@ -112,6 +130,7 @@ class PoolConfig(BaseModel):
     tools: dict[str, Any] = Field(default_factory=dict)
     ratings: dict[str, Any] = Field(default_factory=dict)
     sampling: dict[str, Any] = Field(default_factory=dict)
+    integrity: IntegrityConfig = Field(default_factory=IntegrityConfig)
 
     @field_validator("contenders")
     @classmethod

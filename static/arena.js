@@ -132,6 +132,10 @@
 
   // ---- start a battle -------------------------------------------------------
 
+  // The proof-of-work challenge (static/challenge.js) is solved in the background
+  // while the person picks a photo, so a battle starts without waiting for it.
+  let challenge = window.arenaChallenge ? window.arenaChallenge.prepare().catch(() => null) : Promise.resolve(null);
+
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const question = prompt.value.trim();
@@ -139,16 +143,31 @@
     if (!question) return showFormError("Type a question about the photo.", prompt);
     hideFormError();
 
-    const body = new FormData();
-    body.append("image", photo, photo.name || "photo");
-    body.append("prompt", question);
-    if (window.arenaLocation) window.arenaLocation.addTo(body); // opt-in location (location.js)
+    const send = (solved) => {
+      const body = new FormData();
+      body.append("image", photo, photo.name || "photo");
+      body.append("prompt", question);
+      if (window.arenaLocation) window.arenaLocation.addTo(body); // opt-in location (location.js)
+      if (solved) {
+        body.append("challenge", solved.challenge);
+        body.append("solution", solved.solution);
+      }
+      return fetch("/api/battles", { method: "POST", body });
+    };
+    const nextChallenge = () => (window.arenaChallenge ? window.arenaChallenge.prepare() : Promise.resolve(null));
     setBusy(true);
     let response;
     let data;
     try {
-      response = await fetch("/api/battles", { method: "POST", body });
+      const solved = await challenge;
+      response = await send(solved);
       data = await readJson(response);
+      if ((response.status === 428 || response.status === 403) && data && String(data.error).startsWith("challenge")) {
+        // the risk (and so the challenge) changed since it was solved: solve a fresh one, once
+        response = await send(await nextChallenge());
+        data = await readJson(response);
+      }
+      challenge = nextChallenge().catch(() => null);
     } catch (err) {
       setBusy(false);
       return showFormError("The arena could not be reached. Check your connection and try again.");

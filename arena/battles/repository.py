@@ -35,11 +35,13 @@ def create_battle(
     language: str | None,
     categories: list[str],
     propensity: float | None = None,
+    starter_hash: str = "",
 ) -> Battle:
     battle = Battle(
         prompt=prompt, image_sha256=image_sha256, model_a=contenders[0], model_b=contenders[1],
         status="pending", client_hash=client_hash, ip_hash=ip_hash, language=language, categories=categories, flags=[],
         propensity=propensity,
+        starter_hash=starter_hash,
     )
     session.add(battle)
     session.flush()
@@ -103,6 +105,13 @@ def add_vote(session: Session, battle: Battle, choice: str, voter_hash: str) -> 
     session.flush()  # the unique battle_id raises IntegrityError for a second vote here
     session.execute(update(Battle).where(Battle.id == battle.id).values(status="voted", updated_at=utcnow()))
     return vote
+
+
+def add_flag(session: Session, battle: Battle, flag: str) -> None:
+    """Append a flag to a battle's flags (the export's `flags`; the rating job excludes flagged votes)."""
+    if flag not in (battle.flags or []):
+        battle.flags = [*(battle.flags or []), flag]
+        session.execute(update(Battle).where(Battle.id == battle.id).values(flags=battle.flags))
 
 
 def count_rejection(session: Session, reason: str) -> None:

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from starlette.datastructures import UploadFile
 from starlette.types import Message
 
-from arena.battles import labels, repository
+from arena.battles import integrity, labels, repository
 from arena.battles.language import guess_language
 from arena.battles.votes import Reveal, cast_vote, voter_hash
 from arena.db.session import SessionDep
@@ -39,6 +39,22 @@ class VoteIn(BaseModel):
     choice: Literal["a", "b", "tie", "both_bad"]
 
 
+@router.get("/api/challenge")
+def challenge(request: Request, session: SessionDep) -> JSONResponse:
+    """Whether this browser must solve a proof-of-work before its next battle, and the puzzle."""
+    settings = request.app.state.settings
+    config = request.app.state.pool_config.integrity
+    voter_id = request.cookies.get(VOTER_COOKIE) or secrets.token_hex(16)
+    bits = integrity.challenge_bits(session, config, _voter(request, voter_id), _ip_hash(request))
+    body: dict[str, object] = {"required": bits > 0}
+    if bits:
+        issued = integrity.issue(settings.secret_key, _voter(request, voter_id), bits, config.challenge_ttl_seconds)
+        body.update(token=issued.token, bits=issued.bits, expires_at=issued.expires_at)
+    response = JSONResponse(body, headers={"Cache-Control": "no-store"})
+    _ensure_voter_cookie(request, response, voter_id)
+    return response
+
+
 @router.post("/api/battles", status_code=201, response_model=BattleCreated)
 async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
     """Start a battle from an uploaded photo and a question."""
@@ -48,6 +64,10 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
         raise ClientError(413, "file_too_large",
                        f"The upload is larger than the {settings.max_upload_bytes // (1024 * 1024)} MB limit.")
     ip_hash = _ip_hash(request)
+    config = request.app.state.pool_config.integrity
+    voter_id = request.cookies.get(VOTER_COOKIE) or secrets.token_hex(16)  # the cookie is set with the answer
+    voter = _voter(request, voter_id)
+    needed_bits = integrity.challenge_bits(session, config, voter, ip_hash)
     if settings.battles_per_minute:
         started = repository.recent_battles(session, ip_hash, utcnow() - timedelta(minutes=1))
         if started >= settings.battles_per_minute:
@@ -59,6 +79,11 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
     # to refuse up front, and the form parser would spool all of it to disk.
     form = await _limited(request, settings.max_upload_bytes).form(max_files=1, max_fields=7)
     upload, prompt = form.get("image"), form.get("prompt")
+    if needed_bits:
+        token, solution = form.get("challenge"), form.get("solution")
+        if not isinstance(token, str) or not isinstance(solution, str) or not token:
+            raise integrity.missing_challenge()
+        integrity.redeem(session, settings.secret_key, voter, token, solution, needed_bits)
     if not isinstance(upload, UploadFile):
         raise ClientError(422, "missing_image", "Attach a photo in the `image` field.")
     if not isinstance(prompt, str) or not prompt.strip():
@@ -99,13 +124,16 @@ async def create_battle(request: Request, session: SessionDep) -> JSONResponse:
         session, prompt=prompt, image_sha256=sha, contenders=pair, gates=gates,  # type: ignore[arg-type]
         client_hash=_client_hash(request), ip_hash=ip_hash, language=language, propensity=draw.propensity,
         categories=[],  # the language is its own column; the rating job makes it a category
+        starter_hash=voter,
     )
     if label is not None:
         labels.save_label(session, battle.id, label)
+    integrity.bump(session, f"battles:voter:{voter}")  # risk signals for the challenge
+    integrity.bump(session, f"battles:address:{ip_hash}")
     session.commit()  # before answering: the client opens the stream right away
     body = BattleCreated(battle_id=battle.id, events_url=f"/api/battles/{battle.id}/events")
     response = JSONResponse(body.model_dump(), status_code=201)
-    _ensure_voter_cookie(request, response)
+    _ensure_voter_cookie(request, response, voter_id)
     return response
 
 
@@ -128,16 +156,13 @@ def vote(battle_id: str, body: VoteIn, request: Request, session: SessionDep) ->
 
     A plain function: FastAPI runs it in the thread pool, so its database
     work never stalls the streams on the event loop."""
-    voter_id = request.cookies.get(VOTER_COOKIE) or secrets.token_hex(16)
-    reveal = cast_vote(  # VoteRefused is answered as it is
-        session, battle_id, body.choice,
-        voter_hash(request.app.state.settings.secret_key, voter_id, _client_ip(request)),
-        request.app.state.pool_config,
+    voter_id = request.cookies.get(VOTER_COOKIE)
+    reveal = cast_vote(  # VoteRefused (and the 429 of the daily limits) is answered as it is
+        session, battle_id, body.choice, _voter(request, voter_id) if voter_id else "", request.app.state.pool_config,
+        address=_ip_hash(request),
     )
     session.commit()
-    response = JSONResponse(asdict(reveal))
-    _ensure_voter_cookie(request, response, voter_id)
-    return response
+    return JSONResponse(asdict(reveal))
 
 
 @router.delete("/api/admin/battles/{battle_id}/label")
@@ -178,7 +203,15 @@ def _client_ip(request: Request) -> str:
 
 
 def _ip_hash(request: Request) -> str:
-    return voter_hash(request.app.state.settings.secret_key, "ip", _client_ip(request))
+    # an IPv6 address counts by its /64: rotating within it is one address
+    return voter_hash(request.app.state.settings.secret_key, "ip", integrity.address_key(_client_ip(request)))
+
+
+def _voter(request: Request, voter_id: str) -> str:
+    """The voter: an HMAC of the cookie id alone, so the same browser is the
+    same voter whichever address it comes from (the anomaly test and the daily
+    limit key on it)."""
+    return voter_hash(request.app.state.settings.secret_key, voter_id, "")
 
 
 def _client_hash(request: Request) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from arena.battles import repository
+from arena.battles import integrity, repository
 from arena.config import PoolConfig
 from arena.errors import ClientError
 
@@ -35,10 +35,20 @@ def voter_hash(secret: str, voter_id: str, ip: str) -> str:
     return hmac.new(secret.encode(), f"{voter_id}|{ip}".encode(), hashlib.sha256).hexdigest()
 
 
-def cast_vote(session: Session, battle_id: str, choice: str, voter: str, pool: PoolConfig) -> Reveal:
+def cast_vote(session: Session, battle_id: str, choice: str, voter: str, pool: PoolConfig, *, address: str = "") -> Reveal:
+    """Cast the battle's vote from `voter` (the hash of the client's cookie),
+    after the integrity checks: only the client that started the battle, within
+    the daily limits; a vote before the answers could be read is kept but
+    flagged `too_fast` (not rated)."""
     battle = repository.get_battle(session, battle_id, with_responses=True)
     if battle is None:
         raise VoteRefused(404, "battle_not_found", "There is no battle with this id.")
+    if not voter:
+        raise VoteRefused(403, "not_your_battle",
+                          "Votes count only from the browser that started the battle, and this request "
+                          "carries no arena cookie.")
+    if battle.starter_hash and not hmac.compare_digest(battle.starter_hash, voter):
+        raise VoteRefused(403, "not_your_battle", "Votes count only from the browser that started the battle.")
     if battle.vote is not None or battle.status == "voted":
         raise VoteRefused(409, "already_voted", "This battle has already been voted on.")
     if battle.status == "failed":
@@ -47,12 +57,19 @@ def cast_vote(session: Session, battle_id: str, choice: str, voter: str, pool: P
         raise VoteRefused(409, "not_ready", "This battle was abandoned before both answers finished.")
     if battle.status != "ready":
         raise VoteRefused(409, "not_ready", "Both answers must finish before you can vote.")
+    integrity.count_vote(session, pool.integrity, voter, address)  # 429 past the daily limits
     try:
         with session.begin_nested():
-            repository.add_vote(session, battle, choice, voter)
+            vote = repository.add_vote(session, battle, choice, voter)
     except IntegrityError:
         # Another request voted between our read and our insert.
         raise VoteRefused(409, "already_voted", "This battle has already been voted on.") from None
+    texts = {r.side: r.text or "" for r in battle.responses}
+    ready_at = max((r.finished_at for r in battle.responses if r.finished_at is not None), default=None)
+    if integrity.too_fast(pool.integrity, ready_at, vote.created_at, texts.get("a", ""), texts.get("b", "")):
+        repository.add_flag(session, battle, integrity.TOO_FAST)
+        integrity.bump(session, f"too_fast:voter:{voter}")  # a risk signal for the challenge
+        integrity.bump(session, f"too_fast:address:{address}")
     labels = {c.name: c.label for c in pool.contenders}
     gates = {r.side: r.gate for r in battle.responses}
     return Reveal(

@@ -7,13 +7,14 @@ fails loudly in tests instead of issuing hidden queries.
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     Boolean,
     CheckConstraint,
+    Date,
     DateTime,
     Float,
     ForeignKey,
@@ -90,6 +91,8 @@ class Battle(Base):
     ip_hash: Mapped[str] = mapped_column(String(64), default="", server_default="", index=True)
     # probability the sampler gave this pair (either side order); None when unknown
     propensity: Mapped[float | None] = mapped_column(Float, default=None)
+    # HMAC of the voter cookie that started it: only that client may vote on it
+    starter_hash: Mapped[str] = mapped_column(String(64), default="", server_default="")
 
     responses: Mapped[list[Response]] = relationship(
         back_populates="battle", lazy="raise", order_by="Response.side"
@@ -294,3 +297,23 @@ class Review(Base):
     choice: Mapped[str] = mapped_column(String(16))
     swapped: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class IntegrityCounter(Base):
+    """Per-day counts (votes, battles, too-fast votes) of one voter or address,
+    incremented in SQL so every app replica sees the same number."""
+
+    __tablename__ = "integrity_counters"
+
+    key: Mapped[str] = mapped_column(String(100), primary_key=True)  # e.g. "votes:voter:<hmac>"
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class SpentChallenge(Base):
+    """A proof-of-work challenge already used: each one starts one battle."""
+
+    __tablename__ = "spent_challenges"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)

@@ -57,6 +57,7 @@ class TestAbandonedBattle:
         with serve_in_thread(create_app(settings)) as url:
             async with httpx.AsyncClient(base_url=url, timeout=10) as client:
                 created = await start_battle(client, photo_bytes)
+                cookies = dict(client.cookies)  # the starter's voter cookie: only it may vote
                 async with client.stream("GET", created["events_url"]) as events:
                     streaming: set[str] = set()
                     async for line in events.aiter_lines():
@@ -82,7 +83,7 @@ class TestAbandonedBattle:
             while openai_server[1].cut_off - cut_off_before < 2 and time.monotonic() < deadline:
                 await asyncio.sleep(0.1)
             assert openai_server[1].cut_off - cut_off_before == 2
-            async with httpx.AsyncClient(base_url=url) as client:
+            async with httpx.AsyncClient(base_url=url, cookies=cookies) as client:
                 vote = await client.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "a"})
                 assert vote.status_code == 409
                 replay = parse_sse((await client.get(created["events_url"])).text)

@@ -228,7 +228,7 @@ class TestIdentityLeak:
         vote = await client.post(f"/api/battles/{battle_id}/vote", json={"choice": "b"})
         assert vote.status_code == 200
         with app.state.sessionmaker() as session:
-            assert session.get(Battle, battle_id).flags == ["identity_leak"]
+            assert session.get(Battle, battle_id).flags[0] == "identity_leak"  # (too_fast too: a test votes at once)
 
 
 class TestReplicas:
@@ -246,9 +246,11 @@ class TestReplicas:
                 assert events[-1] == ("end", {"status": "ready"})
                 replay = parse_sse((await one.get(created["events_url"])).text)
                 assert [n for n, _ in replay][-2:] == ["ready", "end"]
-                vote = await one.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "tie"})
+                # the same browser (its voter cookie) votes through the other replica
+                cookie = {"Cookie": f"arena_voter={one.cookies.get('arena_voter')}"}
+                vote = await two.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "tie"}, headers=cookie)
                 assert vote.status_code == 200
-                again = await two.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "a"})
+                again = await one.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "a"})
                 assert again.status_code == 409
 
 

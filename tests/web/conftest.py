@@ -52,9 +52,10 @@ def arena_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArenaServ
 
 
 @contextmanager
-def serve_arena(base: Path, config: Path) -> Iterator[ArenaServer]:
+def serve_arena(base: Path, config: Path, database_url: str | None = None) -> Iterator[ArenaServer]:
     """`arena serve` on a free loopback port until the block ends; SQLite
-    under `base`, the pool from `config`. No ARENA_* variable leaks in."""
+    under `base` (or `database_url`), the pool from `config`. No ARENA_*
+    variable leaks in; the secret is shared by every server under one `base`."""
     port = free_port()
     arena = Path(sys.executable).with_name("arena")
     if not arena.exists():
@@ -64,9 +65,11 @@ def serve_arena(base: Path, config: Path) -> Iterator[ArenaServer]:
         "ARENA_DATA_DIR": str(base / "data"),
         "ARENA_CONFIG": str(config),
         "ARENA_ENV": "test",
-        "ARENA_SECRET_KEY": secrets.token_hex(16),
+        "ARENA_SECRET_KEY": _shared_secret(base),
     }
-    server = ArenaServer(f"http://127.0.0.1:{port}", base / "data", base / "server.log")
+    if database_url:
+        env["ARENA_DATABASE_URL"] = database_url
+    server = ArenaServer(f"http://127.0.0.1:{port}", base / "data", base / f"server-{port}.log")
     with server.log.open("wb") as log:
         process = subprocess.Popen(
             [str(arena), "serve", "--host", "127.0.0.1", "--port", str(port)],
@@ -91,6 +94,14 @@ def sample_photo() -> Path:
     if not photo.exists():
         pytest.fail(f"sample photo missing: {photo} (set GEOARENA_SHARED to the shared dir)")
     return photo
+
+
+def _shared_secret(base: Path) -> str:
+    """Replicas of one arena share its secret (voter hashes, challenges)."""
+    path = base / "secret"
+    if not path.exists():
+        path.write_text(secrets.token_hex(16))
+    return path.read_text()
 
 
 def free_port() -> int:
