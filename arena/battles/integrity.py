@@ -34,6 +34,8 @@ OUTLIER = "outlier_voter"  # written by the rating job (arena.ratings.job)
 RISK_BITS_MANY_BATTLES = 2
 RISK_BITS_TOO_FAST = 3
 RISK_BITS_OUTLIER = 6
+# A person may click before reading now and then; a habit of it is a signal.
+TOO_FAST_TOLERATED = 3
 
 
 def address_key(ip: str) -> str:
@@ -140,8 +142,8 @@ def challenge_bits(session: Session, config: IntegrityConfig, voter: str, addres
     if battles >= config.risk_battles_per_day:
         risk += RISK_BITS_MANY_BATTLES * (1 + int(math.log2(battles / config.risk_battles_per_day)))
     fast = max(counted(session, f"too_fast:voter:{voter}"), counted(session, f"too_fast:address:{address}"))
-    if fast:
-        risk += RISK_BITS_TOO_FAST * min(3, fast)
+    if fast >= TOO_FAST_TOLERATED:
+        risk += RISK_BITS_TOO_FAST * min(3, fast - TOO_FAST_TOLERATED + 1)
     if voter and _flagged_outlier(session, voter):
         risk += RISK_BITS_OUTLIER
     if config.challenge == "risk" and risk == 0:

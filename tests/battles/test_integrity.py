@@ -210,3 +210,17 @@ def solve(token: str, bits: int) -> str:
     while integrity.leading_zero_bits(hashlib.sha256(f"{token}:{n}".encode()).digest()) < bits:
         n += 1
     return str(n)
+
+
+class TestTooFastIsARiskSignal:
+    @pytest.fixture
+    def settings(self, settings, tmp_path, openai_server):
+        return with_integrity(settings, tmp_path, openai_server, min_read_seconds=30, challenge_bits=5)
+
+    async def test_a_habit_of_voting_before_reading_brings_the_challenge(self, client, photo_bytes):
+        for _ in range(integrity.TOO_FAST_TOLERATED):
+            assert (await client.get("/api/challenge")).json() == {"required": False}
+            battle_id = await ready_battle(client, photo_bytes)
+            assert (await client.post(f"/api/battles/{battle_id}/vote", json={"choice": "a"})).status_code == 200
+        puzzle = (await client.get("/api/challenge")).json()
+        assert puzzle["required"] and puzzle["bits"] == 5 + integrity.RISK_BITS_TOO_FAST
