@@ -164,6 +164,8 @@ def settings(tmp_path: Path, database_url: str, openai_server: tuple[str, OpenAI
     two contenders served by the loopback OpenAI-compatible server."""
     base_url, _ = openai_server
     pool = write_pool(tmp_path / "arena.toml", base_url, {"model-one": "echo-one", "model-two": "echo-two"})
+    # tests vote the moment a battle is ready: no reading time here (tests/battles/test_integrity.py sets one)
+    pool.write_text(pool.read_text() + "\n[integrity]\nmin_read_seconds = 0\nread_chars_per_second = 1e9\n")
     return Settings(
         env="test", data_dir=tmp_path / "data", database_url=database_url, config=pool,
         secret_key="test-secret-key", admin_token="test-admin-token-0123456789", battle_timeout=20,
