@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "arena.bench.cli",
     "arena.judge.cli",
     "arena.review.cli",
+    "arena.audit.cli",
 )
 
 

@@ -129,7 +129,12 @@ def _rank_if_new(
     """Rank unless the votes are exactly those of the last run; returns the
     marker (count, highest id) of the votes seen."""
     from arena.export.db import count_votes
-    from arena.ratings.job import build_snapshot, log_from_database, screen_and_flag
+    from arena.ratings.job import (
+        attach_anonymity,
+        build_snapshot,
+        log_from_database,
+        screen_and_flag,
+    )
 
     with sessions() as session:
         marker = count_votes(session)
@@ -140,6 +145,7 @@ def _rank_if_new(
         screening = screen_and_flag(session, log, options)  # writes `outlier_voter` flags
     with _progress(options) as progress:
         snapshot = build_snapshot(log, options, excluded=excluded, progress=progress, screening=screening)
+    attach_anonymity(sessions, snapshot)
     _deliver(snapshot, output, sessions)
     return marker
 

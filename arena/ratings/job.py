@@ -57,8 +57,19 @@ def rank_database(
         log, excluded = log_from_database(session, cache)
         screening = screen_and_flag(session, log, options)
     snapshot = build_snapshot(log, options, excluded=excluded, progress=progress, screening=screening)
+    attach_anonymity(sessions, snapshot)
     store_snapshot(sessions, snapshot)
     return snapshot
+
+
+def attach_anonymity(sessions: sessionmaker[Session], snapshot: dict[str, Any], limit: int = 2000) -> None:
+    """The anonymity audit on the newest answers, kept in the snapshot for the
+    admin (`/api/admin/anonymity`; the public API leaves it out)."""
+    from arena.audit.anonymity import audit, samples_from_database, summary
+
+    with sessions() as session:
+        samples = samples_from_database(session, limit)
+    snapshot["anonymity"] = summary(audit(samples))
 
 
 def screen_and_flag(session: Session, log: VoteLog, options: RankOptions) -> VoterScreening | None:

@@ -24,14 +24,37 @@ def leaderboard_api(session: SessionDep) -> JSONResponse:
     snapshot = latest_snapshot(session)
     if snapshot is None:
         return JSONResponse(empty_snapshot())
-    return JSONResponse({"status": "ok", **snapshot})
+    return JSONResponse({"status": "ok", **public(snapshot)})
+
+
+ADMIN_ONLY = ("anonymity",)  # how recognisable each contender is: a map for an attacker
+
+
+def public(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The snapshot without what only the admin should read."""
+    return {k: v for k, v in snapshot.items() if k not in ADMIN_ONLY}
+
+
+@router.get("/api/admin/anonymity", summary="The latest anonymity audit (admin token)")
+def anonymity_api(request: Request, session: SessionDep) -> JSONResponse:
+    """How well a text classifier identifies each contender, as the latest snapshot recorded it."""
+    from arena.export.routes import _authorised, _error
+
+    token = request.app.state.settings.admin_token
+    if not token:
+        return _error(503, "admin_disabled", "The admin API is off: set ARENA_ADMIN_TOKEN on the server to enable it.")
+    if not _authorised(request.headers.get("authorization", ""), token):
+        return _error(401, "unauthorised", "Send the admin token as `Authorization: Bearer <token>`.",
+                      headers={"WWW-Authenticate": 'Bearer realm="geoarena-admin"'})
+    snapshot = latest_snapshot(session) or {}
+    return JSONResponse({"computed_at": snapshot.get("computed_at"), "anonymity": snapshot.get("anonymity")})
 
 
 @router.get("/leaderboard", response_class=HTMLResponse, include_in_schema=False)
 def leaderboard_page(request: Request, session: SessionDep) -> HTMLResponse:
     """Ratings with 95% intervals, the style toggle, charts and categories."""
     snapshot = latest_snapshot(session)
-    page = LeaderboardPage.of(snapshot)
+    page = LeaderboardPage.of(None if snapshot is None else public(snapshot))
     return request.app.state.templates.TemplateResponse(request, "leaderboard.html", {"page": page})
 
 
