@@ -177,7 +177,7 @@ def battle_truth(item: VotedBattle) -> Truth:
         return round(round(commit.error_km(label.lat, label.lon) / step) * step, 1)
 
     return Truth(error(commit_a), error(commit_b), label.country or None, continent_name(label.continent) or None,
-                 country_a, country_b)
+                 country_a, country_b, label.precision_km)
 
 
 @dataclass

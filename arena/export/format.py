@@ -73,6 +73,7 @@ COLUMNS = (
     "continent",
     "answer_country_a",
     "answer_country_b",
+    "label_precision_km",
     "propensity",
 )
 ANSWER_COLUMNS = ("answer_a", "answer_b")
@@ -126,6 +127,7 @@ class Truth:
     continent: str | None  # the label's continent name ("Asia")
     answer_country_a: str | None  # the country each answer commits to (any battle)
     answer_country_b: str | None
+    label_precision_km: float | None = None  # how precise the label is (a typed country: 750 km)
 
 
 def to_row(vote: ExportVote) -> dict[str, Any]:
@@ -163,7 +165,8 @@ def to_row(vote: ExportVote) -> dict[str, Any]:
 
 
 def truth_fields(truth: Truth | None) -> dict[str, Any]:
-    keys = ("error_km_a", "error_km_b", "country", "continent", "answer_country_a", "answer_country_b")
+    keys = ("error_km_a", "error_km_b", "country", "continent", "answer_country_a", "answer_country_b",
+            "label_precision_km")
     if truth is None:
         return dict.fromkeys(keys)
     return {key: getattr(truth, key) for key in keys}
@@ -174,6 +177,7 @@ def row_truth(row: Mapping[str, Any]) -> Truth:
     return Truth(
         _km(row.get("error_km_a")), _km(row.get("error_km_b")), row.get("country") or None,
         row.get("continent") or None, row.get("answer_country_a") or None, row.get("answer_country_b") or None,
+        _km(row.get("label_precision_km")),
     )
 
 
@@ -305,7 +309,7 @@ _CONTINENT_NAMES = ("Africa", "Antarctica", "Asia", "Europe", "North America", "
 
 def _check_truth(row: Mapping[str, Any]) -> list[str]:
     problems = []
-    for key in ("error_km_a", "error_km_b"):
+    for key in ("error_km_a", "error_km_b", "label_precision_km"):
         value = row.get(key)
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 20_100

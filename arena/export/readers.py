@@ -126,7 +126,7 @@ def _csv_row(record: dict[str, str | None]) -> dict[str, Any]:
             if cell.lower() not in ("true", "false"):
                 raise ValueError(f"{name} must be true or false, got {cell!r}")
             row[name] = cell.lower() == "true"
-        elif name in ("tstamp", "error_km_a", "error_km_b", "propensity"):
+        elif name in ("tstamp", "error_km_a", "error_km_b", "propensity", "label_precision_km"):
             try:
                 row[name] = float(cell)
             except ValueError as exc:

@@ -86,6 +86,7 @@ def parquet_schema(answers: bool) -> pa.Schema:
         pa.field("continent", pa.string()),
         pa.field("answer_country_a", pa.string()),
         pa.field("answer_country_b", pa.string()),
+        pa.field("label_precision_km", pa.float64()),
         pa.field("propensity", pa.float64()),
     ]
     if answers:

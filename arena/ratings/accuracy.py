@@ -51,6 +51,7 @@ class LabelledVote:
     country_hit_a: bool | None = None  # None: not known (an export without answer countries)
     country_hit_b: bool | None = None
     country: str | None = None  # the label's ISO alpha-2, for the coverage map
+    precision_km: float = 0.0  # how precise the label is (a typed country: 750 km)
 
 
 def coverage(votes: Sequence[LabelledVote]) -> dict[str, int]:
@@ -75,6 +76,7 @@ def accuracy_section(
     """Per contender, sorted by name: labelled answers and the metrics above."""
     errors: dict[str, list[float]] = defaultdict(list)
     hits: dict[str, list[float]] = defaultdict(list)
+    precision: dict[str, list[float]] = defaultdict(list)
     for v in votes:
         for name, err, hit in (
             (v.model_a, v.error_km_a, v.country_hit_a),
@@ -82,17 +84,28 @@ def accuracy_section(
         ):
             errors[name].append(math.inf if err is None else float(err))
             hits[name].append(0.0 if err is None else (math.nan if hit is None else float(hit)))
+            precision[name].append(float(v.precision_km or 0.0))
     rng = np.random.default_rng(seed)
     return {
-        name: contender_accuracy(np.asarray(errors[name]), np.asarray(hits[name]), rng, rounds, level)
+        name: contender_accuracy(
+            np.asarray(errors[name]), np.asarray(hits[name]), rng, rounds, level, np.asarray(precision[name])
+        )
         for name in sorted(errors)
     }
 
 
 def contender_accuracy(
-    errors_km: FloatArray, country_hits: FloatArray, rng: np.random.Generator, rounds: int, level: float
+    errors_km: FloatArray,
+    country_hits: FloatArray,
+    rng: np.random.Generator,
+    rounds: int,
+    level: float,
+    precision_km: FloatArray | None = None,
 ) -> dict[str, Any]:
-    """The metrics of one contender's answers (inf = no place, nan hit = unknown)."""
+    """The metrics of one contender's answers (inf = no place, nan hit = unknown).
+
+    A radius counts only labels at least that precise: a photo labelled with a
+    typed country (750 km) says nothing about being within 25 km of it."""
     n = int(errors_km.size)
     known_hits = country_hits[~np.isnan(country_hits)]
     finite = np.isfinite(errors_km)
@@ -105,9 +118,7 @@ def contender_accuracy(
         "committed": int(finite.sum()),
         "no_commitment_rate": boot.interval(np.isinf(errors_km).astype(np.float64), _mean),
         "median_km": boot.interval(errors_km, _median),
-        "within_km": {
-            str(t): boot.interval((errors_km <= t).astype(np.float64), _mean) for t in THRESHOLDS_KM
-        },
+        "within_km": {str(t): _within(errors_km, precision_km, t, boot, rng, rounds, level) for t in THRESHOLDS_KM},
         "geoscore": boot.interval(scores, _mean, digits=1),
         "country_accuracy": None,
     }
@@ -117,6 +128,22 @@ def contender_accuracy(
         sub = _Bootstrap(int(known_hits.size), rng, rounds, level)
         out["country_accuracy"] = sub.interval(known_hits, _mean) | {"of": int(known_hits.size)}
     return out
+
+
+def _within(
+    errors_km: FloatArray,
+    precision_km: FloatArray | None,
+    radius: float,
+    boot: _Bootstrap,
+    rng: np.random.Generator,
+    rounds: int,
+    level: float,
+) -> dict[str, Any]:
+    hit = (errors_km <= radius).astype(np.float64)
+    if precision_km is None or bool((precision_km <= radius).all()):
+        return boot.interval(hit, _mean)
+    usable = hit[precision_km <= radius]
+    return _Bootstrap(int(usable.size), rng, rounds, level).interval(usable, _mean) | {"of": int(usable.size)}
 
 
 def preference_vs_accuracy(
@@ -188,9 +215,9 @@ class _Bootstrap:
         self.n, self.rng, self.rounds, self.tail = n, rng, max(2, rounds), (1 - level) / 2
 
     def interval(self, values: FloatArray, statistic: Any, digits: int = 4) -> dict[str, float | None]:
-        point = float(statistic(values))
         if self.n == 0:
             return {"value": None, "ci_low": None, "ci_high": None}
+        point = float(statistic(values))
         draws = []
         for start in range(0, self.rounds, _CHUNK):
             size = min(_CHUNK, self.rounds - start)

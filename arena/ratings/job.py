@@ -225,7 +225,8 @@ def _accuracy(model_a: str, model_b: str, outcome: float, truth: Truth) -> dict[
         return None if answer_country is None or truth.country is None else answer_country == truth.country
 
     labelled = LabelledVote(model_a, model_b, outcome, truth.error_km_a, truth.error_km_b,
-                            hit(truth.answer_country_a), hit(truth.answer_country_b), truth.country)
+                            hit(truth.answer_country_a), hit(truth.answer_country_b), truth.country,
+                            truth.label_precision_km or 0.0)
     return {"regions": regions, "labelled": labelled}
 
 

@@ -58,6 +58,7 @@ def row(i: int = 0, **over) -> dict:
         "answer_country_a": "JP",
         "answer_country_b": None,
         "propensity": None if i % 3 else 1 / (i + 3),  # unknown for older battles
+        "label_precision_km": 1.0 if i % 2 == 0 else None,
     }
     return {**base, **over}
 

@@ -85,6 +85,13 @@ class TestAccuracySection:
             expected = 1 - math.exp(-km / 300)
             assert within[str(km)]["ci_low"] - 0.01 <= expected <= within[str(km)]["ci_high"] + 0.01
 
+    def test_a_radius_counts_only_labels_that_precise(self) -> None:
+        votes = [LabelledVote("x", "y", 1.0, 0.0, 5.0, precision_km=750.0),  # a typed country: no 25 km claim
+                 LabelledVote("x", "y", 1.0, 10.0, 5.0, precision_km=1.0)]
+        within = accuracy_section(votes, rounds=20)["x"]["within_km"]
+        assert within["25"] == {"value": 1.0, "ci_low": 1.0, "ci_high": 1.0, "of": 1}
+        assert within["750"]["value"] == 1.0 and "of" not in within["750"]
+
     def test_reproducible_with_a_seed(self) -> None:
         votes = _votes([10.0, 300.0, None, 4000.0], [1.0, 2.0, 3.0, 4.0], [1, 0, 0.5, 1])
         assert accuracy_section(votes, seed=3) == accuracy_section(votes, seed=3)
