@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def collect_rows(chatterbot: Path, mhumaneval: Path, iglue: Path) -> Iterator[LabelledPrompt]:
     seen: set[str] = set()
-    sources = (_v1(), _authored(), _chatterbot(chatterbot), _mhumaneval(mhumaneval), _xgqa(iglue), _stuffing())
+    sources = (_v1(), _authored(), _chatterbot(chatterbot), _mhumaneval(mhumaneval), _xgqa(iglue), _places(), _stuffing())
     for source in sources:
         for row in source:
             key = " ".join(row.prompt.lower().split())
@@ -180,7 +180,7 @@ def _authored() -> Iterator[LabelledPrompt]:
             if text.startswith("# "):
                 section = text[2:].strip()
                 continue
-            if section == "stuffing":
+            if section == "stuffing" or section.endswith("-templates"):
                 continue
             geographic = section.startswith("geo")
             yield LabelledPrompt(text, geographic, lang, f"geoarena-authored:{section}")
@@ -192,11 +192,35 @@ def _pairs(path: Path) -> Iterator[LabelledPrompt]:
     there in winter?"); kept in their section's source, so a held-out section takes its pairs."""
     rng = random.Random(f"{SEED}{path.stem}")
     for section, lines in sorted(_sections(path).items()):
-        if section == "stuffing" or len(lines) < 2:
+        if section == "stuffing" or section.endswith("-templates") or len(lines) < 2:
             continue
         pairs = [(a, b) for a in lines for b in lines if a != b]
         for a, b in rng.sample(pairs, min(len(pairs), 3 * len(lines))):
             yield LabelledPrompt(f"{a} {b}", section.startswith("geo"), path.stem, f"geoarena-authored:{section}")
+
+
+# Countries whose names fill the `{place}` templates, in each language by CLDR (babel).
+PLACE_CODES = ("JP", "BR", "FR", "DE", "IN", "CN", "US", "MX", "KE", "EG", "TR", "VN", "TH", "ID", "RU", "PE",
+               "NO", "IT", "ES", "AU", "ZA", "MA", "IR", "PL", "GR", "AR", "CA", "NG", "PH", "KR")
+
+
+def _places() -> Iterator[LabelledPrompt]:
+    """The `{place}` templates of each language filled with country names in that language:
+    taken when they ask about the photo, refused when they are a quiz about the country."""
+    from babel import Locale
+
+    for path in sorted((DATA_DIR / "authored").glob("*.txt")):
+        lang = path.stem
+        names = Locale.parse({"tl": "fil"}.get(lang, lang)).territories
+        rng = random.Random(f"{SEED}places{lang}")
+        for section, lines in sorted(_sections(path).items()):
+            if not section.endswith("-templates"):
+                continue
+            geographic = section.startswith("geo")
+            for template in lines:
+                for code in rng.sample(PLACE_CODES, 12):
+                    yield LabelledPrompt(template.replace("{place}", names[code]), geographic, lang,
+                                         f"geoarena-augmented:{section}")
 
 
 def _stuffing() -> Iterator[LabelledPrompt]:
