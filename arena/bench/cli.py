@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     for thread in threading.enumerate():
         if thread.name == "baseline-warm-up":
             thread.join()
-    _print(report, sys.stdout)
+    # with --json - the JSON alone goes to standard output, for pipes
+    _print(report, sys.stderr if str(args.json) == "-" else sys.stdout)
     if args.json is not None:
         text = json.dumps(report, ensure_ascii=False, indent=1)
         if str(args.json) == "-":

@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     if args.concurrency < 1 or (args.limit is not None and args.limit < 0):
         raise ValueError("--concurrency must be at least 1 and --limit not negative")
     report = asyncio.run(_judge(settings, cfg, args))
-    _print(report)
+    # with --json - the JSON alone goes to standard output, for pipes
+    _print(report, sys.stderr if str(args.json) == "-" else sys.stdout)
     if args.json is not None:
         text = json.dumps(report, ensure_ascii=False, indent=1)
         if str(args.json) == "-":
@@ -79,17 +80,17 @@ async def _judge(settings: Settings, cfg: Any, args: argparse.Namespace) -> dict
         engine.dispose()
 
 
-def _print(report: dict[str, Any]) -> None:
+def _print(report: dict[str, Any], out: Any) -> None:
     names = {"a": "left win", "tie": "tie", "b": "right win", "both_bad": "both bad"}
     overall = report["agreement"]
     if not report["battles"]:
-        print(f"judge {report['judge']}: no judged battles yet (battles need a vote and both answers)")
+        print(f"judge {report['judge']}: no judged battles yet (battles need a vote and both answers)", file=out)
         return
     kappa = "undefined" if report["kappa"] is None else f"{report['kappa']:.2f}"
     consistency = report["position_consistency"]
     print(f"judge {report['judge']} on {report['battles']} voted battles: agreement with the human votes "
           f"{overall['rate']:.1%} [{overall['ci_low']:.1%}, {overall['ci_high']:.1%}], Cohen's kappa {kappa}, "
-          f"position consistency {consistency['rate']:.1%}")
+          f"position consistency {consistency['rate']:.1%}", file=out)
     for label, p in report["by_class"].items():
         rate = "—" if p["rate"] is None else f"{p['rate']:.1%} [{p['ci_low']:.1%}, {p['ci_high']:.1%}]"
-        print(f"  human {names[label]:<10} {int(p['n']):>5} battles  judge agrees {rate}")
+        print(f"  human {names[label]:<10} {int(p['n']):>5} battles  judge agrees {rate}", file=out)

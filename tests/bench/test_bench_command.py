@@ -88,9 +88,9 @@ class TestBench:
         monkeypatch.setenv("ARENA_CONFIG", str(pool))
         dataset = write_dataset(tmp_path / "ds", PARIS_ROWS)
         assert main(["bench", "--dataset", str(dataset), "--contenders", "echo-a", "--json", "-"]) == 0
-        out = capsys.readouterr().out
-        assert "graded by offline grader" in out
-        report = json.loads(out[out.index("{"):])
+        printed = capsys.readouterr()
+        assert "graded by offline grader" in printed.err  # the table; the JSON alone on stdout
+        report = json.loads(printed.out)
         assert report["offline"] and report["contenders"][0]["accuracy"]["k"] == 1
         assert "judge_agreement" not in report
 

@@ -68,8 +68,7 @@ class TestJudgeCommand:
 
     def test_a_position_biased_judge_is_caught(self, sessions, capsys):
         assert main(["judge", "--judge", "first", "--json", "-"]) == 0
-        out = capsys.readouterr().out
-        report = json.loads(out[out.index("{"):])
+        report = json.loads(capsys.readouterr().out)  # the JSON alone: the figures went to stderr
         assert report["position_consistency"]["rate"] == 0.0
         # every flip becomes a tie: it agrees only with the human tie
         assert report["agreement"]["k"] == 1
