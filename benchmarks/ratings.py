@@ -6,6 +6,16 @@ online Elo, the win-rate matrices and per-category leaderboards.
 
     .venv/bin/python benchmarks/ratings.py                # 100k, 1M, 3M simulated + real
     .venv/bin/python benchmarks/ratings.py --sizes 100000 --no-real
+    .venv/bin/python benchmarks/ratings.py --command --sizes 1000000 --formats parquet jsonl
+
+`--command` times what a user waits for instead: each set of votes is written
+once as an export file (Parquet, JSONL or CSV), then three fresh processes
+read it: `read s` only reads the columns ranking needs (the floor),
+`library s` is `build_snapshot` on the votes already in memory, and
+`command s` is the whole `arena rank --input FILE --output OUT` (process
+start, imports, reading, every fit, writing the JSON), with its peak
+resident memory. Simulated files carry style metadata (conv_metadata); the
+real Chatbot Arena file is plain (no conv_metadata).
 
 Each measurement runs in a fresh child process, so its peak resident
 memory (ru_maxrss, which includes the vote arrays themselves) is its own.
@@ -46,7 +56,20 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--no-real", action="store_true", help="skip the real Chatbot Arena votes")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--command", action="store_true", help="time the whole `arena rank --input` command")
+    parser.add_argument("--formats", nargs="*", default=["parquet"], choices=["parquet", "jsonl", "csv"])
+    parser.add_argument("--child-read", help=argparse.SUPPRESS)
+    parser.add_argument("--child-library", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child_read:
+        print(json.dumps(_time_read(Path(args.child_read))))
+        return
+    if args.child_library:
+        print(json.dumps(_time_library(Path(args.child_library), args.rounds)))
+        return
+    if args.command:
+        _command_table(args)
+        return
     if args.child:
         print(json.dumps(_measure(args.child, args.contenders, args.rounds)))
         return
@@ -156,6 +179,152 @@ def _real_votes():  # type: ignore[no-untyped-def]
     features_b = rng.poisson(FEATURE_MEANS, (size, 5)).astype(np.float64)
     log = VoteLog(list(data["models"]), a, b, outcome, features_a, features_b, np.arange(size, dtype=np.float64), {}, {})
     return log, "real Chatbot Arena pairs (style features simulated)"
+
+
+def _command_table(args: argparse.Namespace) -> None:
+    import tempfile
+
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'votes':>10} {'style':>5} {'format':>7} {'MB':>6} {'read s':>7} {'library s':>9} {'command s':>9} "
+          f"{'x read':>6} {'cmd peak MB':>11}")
+    jobs = [str(n) for n in args.sizes] + ([] if args.no_real else ["real"])
+    arena = Path(sys.executable).with_name("arena")
+    with tempfile.TemporaryDirectory(prefix="arena-rank-bench-") as folder:
+        for job in jobs:
+            log = _real_votes()[0] if job == "real" else _simulated_votes(int(job), args.contenders)[0]
+            with_style = job != "real"
+            for fmt in args.formats:
+                path = Path(folder) / f"votes-{job}.{fmt}"
+                _write_export(log, path, with_style)
+                read = _child("--child-read", str(path))
+                library = _child("--child-library", str(path), "--rounds", str(args.rounds))
+                command_s, peak_mb = _run_command(arena, path, Path(folder) / "snapshot.json", args.rounds)
+                print(f"{log.size:>10,} {'yes' if with_style else 'no':>5} {fmt:>7} {path.stat().st_size / 1e6:>6.0f} "
+                      f"{read['read_s']:>7.2f} {library['library_s']:>9.2f} {command_s:>9.2f} "
+                      f"{command_s / read['read_s']:>6.1f} {peak_mb:>11.0f}")
+                path.unlink()
+            del log
+
+
+def _child(*args: str) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, *args], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _run_command(arena: Path, path: Path, output: Path, rounds: int) -> tuple[float, float]:
+    """Wall time and peak RSS of `arena rank --input`, measured by a small wrapper process."""
+    wrapper = (
+        "import resource, subprocess, sys, time\n"
+        "t = time.perf_counter()\n"
+        "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)\n"
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)\n"
+    )
+    env = {**os.environ, "ARENA_CONFIG": "/nonexistent/arena.toml"}
+    out = subprocess.run(
+        [sys.executable, "-c", wrapper, str(arena), "rank", "--input", str(path), "--output", str(output),
+         "--rounds", str(rounds)],
+        check=True, capture_output=True, text=True, env=env,
+    )
+    seconds, peak = out.stdout.split()
+    return float(seconds), float(peak)
+
+
+def _time_read(path: Path) -> dict[str, Any]:
+    import pyarrow.csv
+    import pyarrow.json
+    import pyarrow.parquet  # noqa: F401 (imports are not part of the floor)
+
+    from arena.export.columnar import read_vote_table
+
+    start = time.perf_counter()
+    table = read_vote_table(path)
+    assert table is not None, "the file did not take the columnar path"
+    return {"read_s": time.perf_counter() - start}
+
+
+def _time_library(path: Path, rounds: int) -> dict[str, Any]:
+    from arena.ratings.job import log_from_file
+    from arena.ratings.leaderboard import RankOptions, build_snapshot
+
+    log, excluded = log_from_file(path)
+    start = time.perf_counter()
+    build_snapshot(log, RankOptions(rounds=rounds), excluded=excluded)
+    return {"library_s": time.perf_counter() - start}
+
+
+def _write_export(log, path: Path, with_style: bool) -> None:  # type: ignore[no-untyped-def]
+    """The votes as an export file with the columns ranking reads, written in bulk."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from arena.export.columnar import RANK_SCHEMA
+
+    names = pa.array(log.contenders)
+    columns: dict[str, Any] = {
+        "model_a": names.take(pa.array(log.a)),
+        "model_b": names.take(pa.array(log.b)),
+        "winner": pa.array(np.array(["model_b", "tie", "model_a"])[np.rint(log.outcome * 2).astype(int)]),
+        "tstamp": pa.array(log.tstamp if log.tstamp is not None else np.zeros(log.size)),
+    }
+    if log.voter is not None and log.voters:
+        columns["judge"] = pa.array(log.voters).take(pa.array(log.voter))
+    gate = np.array([log.gate.get(n, False) for n in log.contenders])
+    columns["gate_a"], columns["gate_b"] = pa.array(gate[log.a]), pa.array(gate[log.b])
+    language = np.full(log.size, -1)
+    codes = [k.removeprefix("language:") for k in log.categories if k.startswith("language:")]
+    for i, code in enumerate(codes):
+        language[log.categories[f"language:{code}"]] = i
+    if codes:
+        columns["language_code"] = pa.DictionaryArray.from_arrays(
+            pa.array(language, mask=language < 0), pa.array(codes)).cast(pa.string())
+    if with_style and log.features_a is not None and log.features_b is not None:
+        meta_type = RANK_SCHEMA.field("conv_metadata").type
+        zeros = pa.array(np.zeros(log.size, dtype=np.int64))
+        children = []
+        for side, f in (("a", log.features_a), ("b", log.features_b)):
+            counts = f.astype(np.int64)
+            children += [
+                pa.array(counts[:, 0]),
+                pa.StructArray.from_arrays([pa.array(counts[:, 2])] + [zeros] * 5, names=[f"h{i}" for i in range(1, 7)]),
+                pa.StructArray.from_arrays([pa.array(counts[:, 1]), zeros], names=["ordered", "unordered"]),
+                pa.StructArray.from_arrays([pa.array(counts[:, 3]), zeros], names=["**", "__"]),
+                pa.StructArray.from_arrays([zeros, zeros], names=["*", "_"]),
+            ]
+            columns[f"gps_count_{side}"] = pa.array(counts[:, 4])
+        columns["conv_metadata"] = pa.StructArray.from_arrays(children, fields=list(meta_type))
+    table = pa.table(columns)
+    fmt = path.suffix
+    if fmt == ".parquet":
+        pq.write_table(table, path, compression="zstd")
+    elif fmt == ".jsonl":
+        _write_jsonl(table, path)
+    else:
+        _write_csv(table, path)
+
+
+def _write_jsonl(table, path: Path) -> None:  # type: ignore[no-untyped-def]
+    with path.open("w") as f:
+        for batch in table.to_batches(max_chunksize=100_000):
+            f.writelines(json.dumps(r, separators=(",", ":")) + "\n" for r in batch.to_pylist())
+
+
+def _write_csv(table, path: Path) -> None:  # type: ignore[no-untyped-def]
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pa_csv
+
+    columns = {}
+    for name in table.column_names:
+        column = table.column(name)
+        if pa.types.is_struct(column.type):
+            # a JSON cell, as the exporter writes it
+            cells = [json.dumps(v, separators=(",", ":")) for v in column.to_pylist()]
+            columns[name] = pa.array(cells)
+        elif pa.types.is_boolean(column.type):
+            columns[name] = pc.if_else(column, "true", "false")
+        else:
+            columns[name] = column
+    pa_csv.write_csv(pa.table(columns), path)
 
 
 def _exactness(matchups, full) -> float:  # type: ignore[no-untyped-def]

@@ -148,7 +148,18 @@ def log_from_database(session: Session, cache: FeatureCache | None = None) -> tu
 
 def log_from_file(path: Path) -> tuple[VoteLog, dict[str, int]]:
     """Votes from an export file (ours or FastChat's clean_battle); every bad
-    row is reported with its line number and nothing is ranked."""
+    row is reported with its line number and nothing is ranked.
+
+    Parquet, JSONL and CSV are read as columns first (only those ranking
+    uses, no Python object per vote); a file that needs more (a bad row to
+    name, labelled battles) is read row by row."""
+    from arena.export.columnar import read_vote_table
+    from arena.ratings.columnar import log_from_table
+
+    table = read_vote_table(path) if path.exists() else None
+    found = log_from_table(table) if table is not None else None
+    if found is not None:
+        return found
     return log_from_rows(iter_rows(path))
 
 

@@ -1,0 +1,221 @@
+"""An export file's votes to a VoteLog in bulk: no Python object per vote.
+
+`log_from_table(table)` does what `job.log_from_rows` does row by row (the
+same checks on the columns ranking reads, the same exclusions, categories,
+voters and style features) with Arrow and numpy on whole columns. It returns
+None when a row needs the row path: a value the validator would refuse (the
+row path then names it with its line number) or a labelled battle's accuracy
+fields (kept on the row path). The two paths give identical logs; a test
+checks it on every export format.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from arena.db.tables import BATTLE_STATUSES
+from arena.export.format import (
+    HEADERS,
+    MAX_LANGUAGE_CODE,
+    MAX_TSTAMP,
+    NOT_ANONYMOUS,
+    WINNERS,
+)
+from arena.ratings.anomaly import UNKNOWN_VOTER
+from arena.ratings.filters import CHOICE_OUTCOME, EXCLUDED_BATTLE_STATUSES
+from arena.ratings.leaderboard import GATE_VS_PLAIN, PLAIN_ONLY, VoteLog
+
+TRUTH_COLUMNS = ("error_km_a", "error_km_b", "country", "continent", "answer_country_a", "answer_country_b")
+WINNER_NAMES = list(WINNERS)
+OUTCOMES = np.array([CHOICE_OUTCOME[WINNERS[w]] for w in WINNER_NAMES])
+
+
+def log_from_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]] | None:
+    """(log, excluded counts) from a `columnar.read_vote_table` table, or None for the row path."""
+    col = {name: table.column(name).combine_chunks() for name in table.column_names}
+    rows = table.num_rows
+    if rows == 0 or not _valid(col):
+        return None
+    if any(col[name].null_count < rows for name in TRUTH_COLUMNS):
+        return None
+    winner = pc.index_in(col["winner"], value_set=pa.array(WINNER_NAMES)).to_numpy(zero_copy_only=False)
+
+    reason = _exclusions(col)
+    kept = np.flatnonzero(pc.is_null(reason).to_numpy(zero_copy_only=False))
+    excluded = {str(e["values"]): int(e["counts"]) for e in pc.value_counts(reason.drop_null()).to_pylist()}
+    take = pa.array(kept)
+
+    def kept_col(name: str) -> pa.Array:
+        return col[name].take(take)
+
+    # contenders in order of first appearance, side a before side b of each vote
+    model_a, model_b = kept_col("model_a"), kept_col("model_b")
+    both = pa.concat_arrays([model_a, model_b])
+    interleave = np.empty(2 * kept.size, dtype=np.int64)
+    interleave[0::2] = np.arange(kept.size)
+    interleave[1::2] = np.arange(kept.size) + kept.size
+    encoded = pc.dictionary_encode(both.take(pa.array(interleave)))
+    codes = encoded.indices.to_numpy()
+    contenders = encoded.dictionary.to_pylist()
+    a, b = codes[0::2].astype(np.int64), codes[1::2].astype(np.int64)
+    outcome = OUTCOMES[winner[kept]]
+
+    gate_a = _bools(kept_col("gate_a"))
+    gate_b = _bools(kept_col("gate_b"))
+    n = len(contenders)
+    is_gate = (np.bincount(a, gate_a, n) + np.bincount(b, gate_b, n)) > 0
+    features_a, features_b = _features(kept_col("conv_metadata"), kept_col("gps_count_a"), kept_col("gps_count_b"))
+    tstamp = pc.fill_null(kept_col("tstamp"), 0.0).to_numpy(zero_copy_only=False).astype(np.float64)
+    propensity = pc.fill_null(kept_col("propensity"), math.nan).to_numpy(zero_copy_only=False).astype(np.float64)
+    voter, voters = _voters(kept_col("judge"))
+    log = VoteLog(
+        contenders=contenders,
+        a=a,
+        b=b,
+        outcome=outcome.astype(np.float64),
+        features_a=features_a,
+        features_b=features_b,
+        tstamp=tstamp,
+        gate={name: bool(is_gate[i]) for i, name in enumerate(contenders)},
+        categories=_categories(kept_col("language_code"), kept_col("language"), kept_col("categories"), gate_a, gate_b),
+        voter=voter,
+        voters=voters,
+        propensity=propensity,
+    )
+    return log, dict(sorted(excluded.items()))
+
+
+def _valid(col: dict[str, pa.Array]) -> bool:
+    """What `format.validate_row` checks, on the columns ranking reads."""
+    checks = []
+    for side in ("model_a", "model_b"):
+        names = col[side]
+        if names.null_count:
+            return False
+        length = pc.utf8_length(names)
+        checks += [pc.all(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(names)), 0)),
+                   pc.all(pc.less_equal(length, 100)),
+                   pc.invert(pc.any(pc.match_substring(names, "\x00")))]
+    checks.append(pc.invert(pc.any(pc.equal(col["model_a"], col["model_b"]))))
+    checks.append(pc.all(pc.is_in(col["winner"], value_set=pa.array(WINNER_NAMES), skip_nulls=False)))
+    tstamp = col["tstamp"]
+    checks.append(pc.all(pc.and_(pc.greater_equal(tstamp, 0.0), pc.less_equal(tstamp, MAX_TSTAMP))))
+    status = col["battle_status"]
+    checks.append(pc.all(pc.or_(pc.is_null(status), pc.is_in(status, value_set=pa.array(list(BATTLE_STATUSES))))))
+    checks.append(pc.all(pc.less_equal(pc.utf8_length(col["language_code"]), MAX_LANGUAGE_CODE)))
+    for name in ("model_a", "model_b", "judge", "language", "language_code"):
+        checks.append(pc.invert(pc.any(pc.match_substring(col[name], "\x00"))))
+    propensity = col["propensity"]
+    checks.append(pc.all(pc.and_(pc.greater(propensity, 0.0), pc.less_equal(propensity, 1.0))))
+    for name in ("gps_count_a", "gps_count_b"):
+        checks.append(pc.all(pc.greater_equal(col[name], 0)))
+    for name in ("categories", "flags"):
+        checks.append(pc.equal(pc.list_flatten(col[name]).null_count, 0))
+    meta = col["conv_metadata"]
+    for side in ("a", "b"):
+        tokens = pc.struct_field(meta, f"sum_assistant_{side}_tokens")
+        checks.append(pc.all(pc.and_(pc.greater_equal(tokens, 0), pc.less(tokens, 2**31))))
+        for group, keys in _GROUPS.items():
+            for key in keys:
+                checks.append(pc.all(pc.greater_equal(pc.struct_field(meta, [f"{group}_{side}", key]), 0)))
+    # all() of an all-null column is null: nothing refused there
+    return all(bool(c.as_py()) if c.as_py() is not None else True for c in checks)
+
+
+_GROUPS = {
+    "header_count": HEADERS,
+    "list_count": ("ordered", "unordered"),
+    "bold_count": ("**", "__"),
+    "italic_count": ("*", "_"),
+}
+
+
+def _exclusions(col: dict[str, pa.Array]) -> pa.Array:
+    """Per vote the reason it does not count (null when it counts), as
+    `filters.exclusion_reason` decides: the battle status, then the first flag
+    (`not_anonymous` when `anony` is false), then a failed side."""
+    none = pa.scalar(None, pa.string())
+    flags = col["flags"]
+    has_flag = pc.greater(pc.fill_null(pc.list_value_length(flags), 0), 0)
+    first_flag = pc.list_element(pc.if_else(has_flag, flags, pa.scalar(None, flags.type)), 0)
+    not_anonymous = pc.equal(pc.fill_null(col["anony"], True), False)
+    flag = pc.coalesce(first_flag, pc.if_else(not_anonymous, NOT_ANONYMOUS, none))
+    side_failed = pc.equal(pc.fill_null(col["sides_done"], True), False)
+    status = col["battle_status"]
+    bad_status = pc.fill_null(pc.is_in(status, value_set=pa.array(list(EXCLUDED_BATTLE_STATUSES))), False)
+    return pc.if_else(
+        bad_status, status,
+        pc.if_else(pc.is_valid(flag), pc.binary_join_element_wise("flagged:", flag, ""),
+                   pc.if_else(side_failed, "side_failed", none)),
+    )
+
+
+def _bools(array: pa.Array) -> np.ndarray:
+    return pc.fill_null(array, False).to_numpy(zero_copy_only=False).astype(np.float64)
+
+
+def _features(meta: pa.Array, gps_a: pa.Array, gps_b: pa.Array) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The five style features per side, as `style.feature_vector(format.side_counts(row))`;
+    None when any vote has no conv_metadata (as the row path decides)."""
+    if meta.null_count or len(meta) == 0:
+        return None, None
+    out = []
+    for side, gps in (("a", gps_a), ("b", gps_b)):
+        def field(*path: str) -> np.ndarray:
+            value = pc.struct_field(meta, list(path))
+            return pc.fill_null(value, 0).to_numpy(zero_copy_only=False).astype(np.float64)
+
+        features = np.empty((len(meta), 5))
+        features[:, 0] = field(f"sum_assistant_{side}_tokens")
+        features[:, 1] = sum(field(f"list_count_{side}", k) for k in _GROUPS["list_count"])
+        features[:, 2] = sum(field(f"header_count_{side}", k) for k in HEADERS)
+        features[:, 3] = sum(field(f"bold_count_{side}", k) for k in _GROUPS["bold_count"]) + sum(
+            field(f"italic_count_{side}", k) for k in _GROUPS["italic_count"])
+        features[:, 4] = pc.fill_null(gps, 0).to_numpy(zero_copy_only=False).astype(np.float64)
+        out.append(features)
+    return out[0], out[1]
+
+
+def _voters(judge: pa.Array) -> tuple[np.ndarray, list[str]]:
+    """Voter index per vote in order of first appearance; no judge is UNKNOWN_VOTER."""
+    named = pc.if_else(pc.equal(pc.fill_null(judge, ""), ""), pa.scalar(None, pa.string()), judge)
+    encoded = pc.dictionary_encode(named)
+    index = pc.fill_null(encoded.indices, UNKNOWN_VOTER).to_numpy(zero_copy_only=False).astype(np.int64)
+    return index, encoded.dictionary.to_pylist()
+
+
+def _categories(code: pa.Array, language: pa.Array, lists: pa.Array, gate_a: np.ndarray, gate_b: np.ndarray
+                ) -> dict[str, np.ndarray]:
+    """Category name -> vote indices, as the row path's VoteLogBuilder collects them."""
+    out: dict[str, list[np.ndarray]] = {}
+    # language_code, else FastChat's language name unless it is "unknown"
+    fastchat = pc.if_else(pc.equal(pc.fill_null(language, "unknown"), "unknown"), pa.scalar(None, pa.string()), language)
+    fastchat = pc.if_else(pc.equal(fastchat, ""), pa.scalar(None, pa.string()), fastchat)
+    code = pc.if_else(pc.equal(pc.fill_null(code, ""), ""), pa.scalar(None, pa.string()), code)
+    chosen = pc.coalesce(code, fastchat)
+    _group(out, pc.binary_join_element_wise("language:", chosen, ""), np.arange(len(chosen)))
+    mixed = gate_a != gate_b
+    both = (gate_a > 0) & (gate_b > 0)
+    kind = np.where(mixed, GATE_VS_PLAIN, np.where(both, "gate only", PLAIN_ONLY))
+    _group(out, pa.array(kind), np.arange(len(kind)))
+    flat = pc.list_flatten(lists)
+    if len(flat):
+        parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
+        _group(out, pc.binary_join_element_wise("category:", flat, ""), parents)
+    return {name: np.sort(np.concatenate(parts), kind="stable") for name, parts in out.items()}
+
+
+def _group(out: dict[str, list[np.ndarray]], names: pa.Array, rows: np.ndarray) -> None:
+    """Append `rows[i]` to `out[names[i]]` for every non-null name, grouped in one sort."""
+    encoded = pc.dictionary_encode(names)
+    valid = pc.is_valid(encoded.indices).to_numpy(zero_copy_only=False)
+    index = encoded.indices.to_numpy(zero_copy_only=False)[valid].astype(np.int64)
+    rows = rows[valid]
+    order = np.argsort(index, kind="stable")
+    bounds = np.cumsum(np.bincount(index, minlength=len(encoded.dictionary)))
+    for name, part in zip(encoded.dictionary.to_pylist(), np.split(rows[order], bounds[:-1]), strict=True):
+        out.setdefault(name, []).append(part)

@@ -1,0 +1,100 @@
+"""The columnar reading path of `arena rank --input` gives exactly the row path's votes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from arena.export.columnar import read_vote_table
+from arena.export.readers import iter_rows
+from arena.ratings.columnar import log_from_table
+from arena.ratings.job import log_from_file, log_from_rows
+from tests.export.test_format import row, write
+
+TRUTH = {"error_km_a": None, "error_km_b": None, "country": None, "continent": None,
+         "answer_country_a": None, "answer_country_b": None}
+
+
+def varied_rows() -> list[dict]:
+    rows = []
+    for i in range(40):
+        r = row(i, **TRUTH)
+        r["model_a"], r["model_b"] = [("geo-large", "geo-small+gate"), ("geo-small", "geo-large"),
+                                      ("=cmd", "geo-small"), ("geo-small+gate", "geo-small")][i % 4]
+        r["gate_a"], r["gate_b"] = r["model_a"].endswith("+gate"), r["model_b"].endswith("+gate")
+        r["judge"] = ["", "v1", "v2", "v1", "v3"][i % 5]
+        r["categories"] = [[], ["landmark"], ["street", "street"], ["sign"]][i % 4]
+        r["language_code"] = [None, "ja", "en"][i % 3]
+        r["language"] = ["unknown", "Japanese", "English", "German"][i % 4]
+        r["flags"] = ["identity_leak"] if i % 11 == 3 else []
+        r["anony"] = i % 13 != 5
+        r["battle_status"] = "abandoned" if i % 17 == 7 else "voted"
+        r["sides_done"] = i % 19 != 2
+        r["tstamp"] = 1767225600.0 + (i * 7919) % 40
+        rows.append(r)
+    return rows
+
+
+def assert_same_log(fast, slow) -> None:  # type: ignore[no-untyped-def]
+    (f, f_excluded), (s, s_excluded) = fast, slow
+    assert f_excluded == s_excluded
+    assert f.contenders == s.contenders and f.voters == s.voters
+    for name in ("a", "b", "outcome", "tstamp", "voter"):
+        assert np.array_equal(getattr(f, name), getattr(s, name)), name
+    assert np.array_equal(f.propensity, s.propensity, equal_nan=True)
+    if s.features_a is None:
+        assert f.features_a is None and f.features_b is None
+    else:
+        assert np.array_equal(f.features_a, s.features_a) and np.array_equal(f.features_b, s.features_b)
+    assert f.gate == s.gate
+    assert sorted(f.categories) == sorted(s.categories)
+    for key, rows in s.categories.items():
+        assert np.array_equal(f.categories[key], rows), key
+
+
+class TestColumnarPath:
+    @pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+    def test_same_votes_as_the_row_path(self, tmp_path, fmt):
+        path = write(tmp_path / f"votes.{fmt}", varied_rows(), fmt)
+        table = read_vote_table(path)
+        assert table is not None
+        fast = log_from_table(table)
+        assert fast is not None, "a valid export must take the columnar path"
+        slow = log_from_rows(iter_rows(path))
+        assert fast[1]  # some votes are excluded, for each reason
+        assert set(fast[1]) == {"abandoned", "flagged:identity_leak", "flagged:not_anonymous", "side_failed"}
+        assert_same_log(fast, slow)
+
+    def test_votes_without_style_metadata_have_no_features(self, tmp_path):
+        rows = [{k: v for k, v in r.items() if k not in ("conv_metadata", "gps_count_a", "gps_count_b")}
+                for r in varied_rows()]
+        path = tmp_path / "votes.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        fast = log_from_table(read_vote_table(path))
+        assert fast is not None and fast[0].features_a is None
+        assert_same_log(fast, log_from_rows(iter_rows(path)))
+
+    def test_a_bad_row_takes_the_row_path_which_names_it(self, tmp_path):
+        rows = varied_rows()
+        rows[5]["winner"] = "draw"
+        path = write(tmp_path / "votes.parquet", rows, "parquet")
+        assert log_from_table(read_vote_table(path)) is None
+        with pytest.raises(ValueError, match="row 6: winner must be one of"):
+            log_from_file(path)
+
+    @pytest.mark.parametrize(("change", "value"), [("propensity", 1.5), ("model_a", "x" * 101), ("tstamp", -1.0)])
+    def test_values_the_validator_refuses_are_not_ranked_in_bulk(self, tmp_path, change, value):
+        rows = varied_rows()
+        rows[3][change] = value
+        path = write(tmp_path / "votes.jsonl", rows, "jsonl")
+        assert log_from_table(read_vote_table(path)) is None
+
+    def test_labelled_battles_stay_on_the_row_path(self, tmp_path):
+        rows = varied_rows()
+        rows[0].update(error_km_a=12.0, country="JP", continent="Asia")
+        path = write(tmp_path / "votes.parquet", rows, "parquet")
+        assert log_from_table(read_vote_table(path)) is None
+        log, _ = log_from_file(path)
+        assert any(name.startswith("continent:") for name in log.categories)
