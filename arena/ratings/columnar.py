@@ -212,6 +212,8 @@ def _categories(code: pa.Array, language: pa.Array, lists: pa.Array, gate_a: np.
 def _group(out: dict[str, list[np.ndarray]], names: pa.Array, rows: np.ndarray) -> None:
     """Append `rows[i]` to `out[names[i]]` for every non-null name, grouped in one sort."""
     encoded = pc.dictionary_encode(names)
+    if len(encoded.dictionary) == 0:
+        return
     valid = pc.is_valid(encoded.indices).to_numpy(zero_copy_only=False)
     index = encoded.indices.to_numpy(zero_copy_only=False)[valid].astype(np.int64)
     rows = rows[valid]

@@ -98,3 +98,12 @@ class TestColumnarPath:
         assert log_from_table(read_vote_table(path)) is None
         log, _ = log_from_file(path)
         assert any(name.startswith("continent:") for name in log.categories)
+
+    def test_a_fastchat_file_with_only_the_basic_columns(self, tmp_path):
+        rows = [{"question_id": str(i), "model_a": "x", "model_b": "y", "winner": w, "tstamp": float(i)}
+                for i, w in enumerate(["model_a", "model_b", "tie", "tie (bothbad)"] * 3)]
+        path = tmp_path / "votes.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        fast = log_from_table(read_vote_table(path))
+        assert fast is not None and fast[0].size == 12 and fast[0].features_a is None
+        assert_same_log(fast, log_from_rows(iter_rows(path)))
