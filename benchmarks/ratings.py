@@ -185,8 +185,8 @@ def _command_table(args: argparse.Namespace) -> None:
     import tempfile
 
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'votes':>10} {'style':>5} {'format':>7} {'MB':>6} {'read s':>7} {'library s':>9} {'command s':>9} "
-          f"{'x read':>6} {'cmd peak MB':>11}")
+    print(f"{'votes':>10} {'style':>5} {'format':>7} {'MB':>6} {'read s':>7} {'read cpu':>8} {'library s':>9} "
+          f"{'lib cpu':>8} {'command s':>9} {'cmd cpu':>8} {'cpu x read':>10} {'cmd peak MB':>11}")
     jobs = [str(n) for n in args.sizes] + ([] if args.no_real else ["real"])
     arena = Path(sys.executable).with_name("arena")
     with tempfile.TemporaryDirectory(prefix="arena-rank-bench-") as folder:
@@ -198,10 +198,11 @@ def _command_table(args: argparse.Namespace) -> None:
                 _write_export(log, path, with_style)
                 read = _child("--child-read", str(path))
                 library = _child("--child-library", str(path), "--rounds", str(args.rounds))
-                command_s, peak_mb = _run_command(arena, path, Path(folder) / "snapshot.json", args.rounds)
+                command_s, command_cpu, peak_mb = _run_command(arena, path, Path(folder) / "snapshot.json", args.rounds)
                 print(f"{log.size:>10,} {'yes' if with_style else 'no':>5} {fmt:>7} {path.stat().st_size / 1e6:>6.0f} "
-                      f"{read['read_s']:>7.2f} {library['library_s']:>9.2f} {command_s:>9.2f} "
-                      f"{command_s / read['read_s']:>6.1f} {peak_mb:>11.0f}")
+                      f"{read['read_s']:>7.2f} {read['read_cpu']:>8.2f} {library['library_s']:>9.2f} "
+                      f"{library['library_cpu']:>8.2f} {command_s:>9.2f} {command_cpu:>8.2f} "
+                      f"{command_cpu / read['read_cpu']:>10.1f} {peak_mb:>11.0f}")
                 path.unlink()
             del log
 
@@ -211,13 +212,14 @@ def _child(*args: str) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _run_command(arena: Path, path: Path, output: Path, rounds: int) -> tuple[float, float]:
-    """Wall time and peak RSS of `arena rank --input`, measured by a small wrapper process."""
+def _run_command(arena: Path, path: Path, output: Path, rounds: int) -> tuple[float, float, float]:
+    """Wall time, CPU time and peak RSS of `arena rank --input`, measured by a small wrapper process."""
     wrapper = (
         "import resource, subprocess, sys, time\n"
         "t = time.perf_counter()\n"
         "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)\n"
-        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)\n"
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(time.perf_counter() - t, u.ru_utime + u.ru_stime, u.ru_maxrss / 1024)\n"
     )
     env = {**os.environ, "ARENA_CONFIG": "/nonexistent/arena.toml"}
     out = subprocess.run(
@@ -225,8 +227,8 @@ def _run_command(arena: Path, path: Path, output: Path, rounds: int) -> tuple[fl
          "--rounds", str(rounds)],
         check=True, capture_output=True, text=True, env=env,
     )
-    seconds, peak = out.stdout.split()
-    return float(seconds), float(peak)
+    seconds, cpu, peak = out.stdout.split()
+    return float(seconds), float(cpu), float(peak)
 
 
 def _time_read(path: Path) -> dict[str, Any]:
@@ -236,10 +238,10 @@ def _time_read(path: Path) -> dict[str, Any]:
 
     from arena.export.columnar import read_vote_table
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     table = read_vote_table(path)
     assert table is not None, "the file did not take the columnar path"
-    return {"read_s": time.perf_counter() - start}
+    return {"read_s": time.perf_counter() - start, "read_cpu": time.process_time() - cpu}
 
 
 def _time_library(path: Path, rounds: int) -> dict[str, Any]:
@@ -247,9 +249,9 @@ def _time_library(path: Path, rounds: int) -> dict[str, Any]:
     from arena.ratings.leaderboard import RankOptions, build_snapshot
 
     log, excluded = log_from_file(path)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     build_snapshot(log, RankOptions(rounds=rounds), excluded=excluded)
-    return {"library_s": time.perf_counter() - start}
+    return {"library_s": time.perf_counter() - start, "library_cpu": time.process_time() - cpu}
 
 
 def _write_export(log, path: Path, with_style: bool) -> None:  # type: ignore[no-untyped-def]

@@ -36,7 +36,7 @@ OUTCOMES = np.array([CHOICE_OUTCOME[WINNERS[w]] for w in WINNER_NAMES])
 
 def log_from_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]] | None:
     """(log, excluded counts) from a `columnar.read_vote_table` table, or None for the row path."""
-    col = {name: table.column(name).combine_chunks() for name in table.column_names}
+    col = {name: _array(table.column(name)) for name in table.column_names}
     rows = table.num_rows
     if rows == 0 or not _valid(col):
         return None
@@ -50,6 +50,8 @@ def log_from_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]] | None:
     take = pa.array(kept)
 
     def kept_col(name: str) -> pa.Array:
+        if kept.size == rows or _empty(col[name]):
+            return col[name] if kept.size == rows else pa.nulls(kept.size, col[name].type)
         return col[name].take(take)
 
     # contenders in order of first appearance, side a before side b of each vote
@@ -89,8 +91,18 @@ def log_from_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]] | None:
     return log, dict(sorted(excluded.items()))
 
 
+def _array(column: pa.ChunkedArray) -> pa.Array:
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def _empty(array: pa.Array) -> bool:
+    return array.null_count == len(array)
+
+
 def _valid(col: dict[str, pa.Array]) -> bool:
-    """What `format.validate_row` checks, on the columns ranking reads."""
+    """What `format.validate_row` checks, on the columns ranking reads (a
+    column with no values has nothing to refuse)."""
+    col = {name: array for name, array in col.items() if not _empty(array) or name in ("model_a", "model_b", "winner")}
     checks = []
     for side in ("model_a", "model_b"):
         names = col[side]
@@ -102,21 +114,28 @@ def _valid(col: dict[str, pa.Array]) -> bool:
                    pc.invert(pc.any(pc.match_substring(names, "\x00")))]
     checks.append(pc.invert(pc.any(pc.equal(col["model_a"], col["model_b"]))))
     checks.append(pc.all(pc.is_in(col["winner"], value_set=pa.array(WINNER_NAMES), skip_nulls=False)))
-    tstamp = col["tstamp"]
-    checks.append(pc.all(pc.and_(pc.greater_equal(tstamp, 0.0), pc.less_equal(tstamp, MAX_TSTAMP))))
-    status = col["battle_status"]
-    checks.append(pc.all(pc.or_(pc.is_null(status), pc.is_in(status, value_set=pa.array(list(BATTLE_STATUSES))))))
-    checks.append(pc.all(pc.less_equal(pc.utf8_length(col["language_code"]), MAX_LANGUAGE_CODE)))
-    for name in ("model_a", "model_b", "judge", "language", "language_code"):
-        checks.append(pc.invert(pc.any(pc.match_substring(col[name], "\x00"))))
-    propensity = col["propensity"]
-    checks.append(pc.all(pc.and_(pc.greater(propensity, 0.0), pc.less_equal(propensity, 1.0))))
+    if "tstamp" in col:
+        tstamp = col["tstamp"]
+        checks.append(pc.all(pc.and_(pc.greater_equal(tstamp, 0.0), pc.less_equal(tstamp, MAX_TSTAMP))))
+    if "battle_status" in col:
+        status = col["battle_status"]
+        checks.append(pc.all(pc.or_(pc.is_null(status), pc.is_in(status, value_set=pa.array(list(BATTLE_STATUSES))))))
+    if "language_code" in col:
+        checks.append(pc.all(pc.less_equal(pc.utf8_length(col["language_code"]), MAX_LANGUAGE_CODE)))
+    for name in ("judge", "language", "language_code"):
+        if name in col:
+            checks.append(pc.invert(pc.any(pc.match_substring(col[name], "\x00"))))
+    if "propensity" in col:
+        propensity = col["propensity"]
+        checks.append(pc.all(pc.and_(pc.greater(propensity, 0.0), pc.less_equal(propensity, 1.0))))
     for name in ("gps_count_a", "gps_count_b"):
-        checks.append(pc.all(pc.greater_equal(col[name], 0)))
+        if name in col:
+            checks.append(pc.all(pc.greater_equal(col[name], 0)))
     for name in ("categories", "flags"):
-        checks.append(pc.equal(pc.list_flatten(col[name]).null_count, 0))
-    meta = col["conv_metadata"]
-    for side in ("a", "b"):
+        if name in col:
+            checks.append(pc.equal(pc.list_flatten(col[name]).null_count, 0))
+    meta = col.get("conv_metadata", pa.nulls(0, pa.struct([])))
+    for side in ("a", "b") if len(meta) else ():
         tokens = pc.struct_field(meta, f"sum_assistant_{side}_tokens")
         checks.append(pc.all(pc.and_(pc.greater_equal(tokens, 0), pc.less(tokens, 2**31))))
         for group, keys in _GROUPS.items():
@@ -139,6 +158,9 @@ def _exclusions(col: dict[str, pa.Array]) -> pa.Array:
     `filters.exclusion_reason` decides: the battle status, then the first flag
     (`not_anonymous` when `anony` is false), then a failed side."""
     none = pa.scalar(None, pa.string())
+    rows = len(col["model_a"])
+    if all(_empty(col[name]) for name in ("flags", "anony", "sides_done", "battle_status")):
+        return pa.nulls(rows, pa.string())  # nothing to exclude: the common case of a plain file
     flags = col["flags"]
     has_flag = pc.greater(pc.fill_null(pc.list_value_length(flags), 0), 0)
     first_flag = pc.list_element(pc.if_else(has_flag, flags, pa.scalar(None, flags.type)), 0)

@@ -107,3 +107,12 @@ class TestColumnarPath:
         fast = log_from_table(read_vote_table(path))
         assert fast is not None and fast[0].size == 12 and fast[0].features_a is None
         assert_same_log(fast, log_from_rows(iter_rows(path)))
+
+    def test_some_votes_without_a_battle_status_still_take_the_columnar_path(self, tmp_path):
+        rows = varied_rows()
+        for r in rows[::3]:
+            r["battle_status"] = None
+        path = write(tmp_path / "votes.parquet", rows, "parquet")
+        fast = log_from_table(read_vote_table(path))
+        assert fast is not None
+        assert_same_log(fast, log_from_rows(iter_rows(path)))
