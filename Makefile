@@ -11,13 +11,19 @@ PORT ?= 8000
 DEBIAN_PACKAGES := chromium bubblewrap docker-compose
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test install system-deps postgres bench clean
+.PHONY: run test lint install system-deps postgres bench clean
 
 run: install
 	$(BIN)/arena serve --host $(HOST) --port $(PORT)
 
-test: install system-deps postgres
+test: install system-deps postgres lint
 	$(BIN)/pytest
+
+# ruff (lint and format), mypy (strict on ratings/, battles/, export/, db/), the import contracts
+lint: install
+	$(BIN)/ruff check arena tests benchmarks migrations
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 install: $(VENV)/.installed
 

@@ -21,17 +21,19 @@ from fastapi.templating import Jinja2Templates
 
 from arena.battles.runner import BattleHooks, BattleRuns
 from arena.config import Settings
-from arena.db.session import make_engine, make_sessionmaker
+from arena.contenders.compose import build_pool
+from arena.contenders.deps import ProviderDeps
+from arena.db.session import Database, make_engine
+from arena.deps import Services
 from arena.errors import ClientError
 from arena.gatekeeper import build_gatekeeper
 from arena.geo.gazetteer import country_display_name
 from arena.images.store import ImageStore
-from arena.optional import optional_import
 from arena.pool import PoolPolicy, find_identity_leaks
 from arena.pool.counts import EvidenceCache, VoteCountCache
-from arena.providers.registry import ProviderDeps, build_pool
-from arena.web.worldmap import world_map_svg
+from arena.web import admin, battles, bench, images, leaderboard, pages, review
 from arena.web.origin import SameOriginWrites
+from arena.web.worldmap import world_map_svg
 
 log = logging.getLogger(__name__)
 
@@ -39,15 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
 STATIC = ROOT / "static"
 
-# Each module exposes `router`; modules not written yet are skipped.
-ROUTER_MODULES = (
-    "arena.battles.routes",
-    "arena.images.routes",
-    "arena.web.pages",
-    "arena.ratings.routes",
-    "arena.export.routes",
-    "arena.web.review",
-    "arena.web.bench",
+ROUTERS = (
+    battles.router, images.router, pages.router, leaderboard.router, admin.router, review.router, bench.router,
 )
 
 
@@ -59,14 +54,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=_lifespan,
     )
     app.state.settings = settings
-    app.state.templates = Jinja2Templates(directory=str(TEMPLATES))
-    app.state.templates.env.globals["world_map_svg"] = world_map_svg  # inline SVG, drawn on the server
-    app.state.templates.env.globals["country_name"] = country_display_name
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
-    for module_name in ROUTER_MODULES:
-        module = optional_import(module_name)
-        if module is not None:
-            app.include_router(module.router)
+    for router in ROUTERS:
+        app.include_router(router)
     _install_error_handlers(app)
     app.add_middleware(SameOriginWrites)  # no cross-site writes (arena.web.origin)
     return app
@@ -82,25 +72,19 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     deps = ProviderDeps(http=http, images=images, pool=pool_config)
     pool = build_pool(deps)
 
-    app.state.engine = engine
-    app.state.sessionmaker = make_sessionmaker(engine)
-    app.state.http = http
-    app.state.images = images
-    app.state.pool_config = pool_config
-    app.state.pool = pool
     for name, contender in pool.items():
         for tool, reason in getattr(contender, "disabled", {}).items():
             log.warning("GATE contender %s: tool %s is not offered: %s", name, tool, reason)
+    database = Database(engine)
+    sessions = database.sessions
     policy = PoolPolicy.from_config(pool_config)
-    counts = VoteCountCache(app.state.sessionmaker)
-    app.state.pool_policy = policy
-    evidence = EvidenceCache(app.state.sessionmaker) if policy.config.mode == "active" else None
-    app.state.draw_pair = lambda rng: policy.draw_pair(rng, counts.get(), evidence.get() if evidence else None)
-    app.state.gatekeeper = build_gatekeeper(pool_config, deps)
+    counts = VoteCountCache(sessions)
+    evidence = EvidenceCache(sessions) if policy.config.mode == "active" else None
+    gatekeeper = build_gatekeeper(pool_config, deps)
     # Load the offline model before the first request, not during the first person's upload.
-    await app.state.gatekeeper.warm()
-    app.state.battle_runs = BattleRuns(
-        app.state.sessionmaker, images, pool,
+    await gatekeeper.warm()
+    battle_runs = BattleRuns(
+        sessions, images, pool,
         # a contender configured with a longer timeout than the battle's gets its time
         battle_timeout=max([settings.battle_timeout, *(c.timeout for c in pool_config.contenders)]),
         hooks=BattleHooks(
@@ -108,10 +92,19 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             flag_battle=lambda texts: ["identity_leak"] if find_identity_leaks(texts, pool_config) else [],
         ),
     )
+    templates = Jinja2Templates(directory=str(TEMPLATES))
+    templates.env.globals["world_map_svg"] = world_map_svg  # inline SVG, drawn on the server
+    templates.env.globals["country_name"] = country_display_name
+    services = Services(
+        settings=settings, templates=templates, database=database,
+        http=http, images=images, pool_config=pool_config, pool=pool, policy=policy,
+        draw_pair=lambda rng: policy.draw_pair(rng, counts.get(), evidence.get() if evidence else None), gatekeeper=gatekeeper, battle_runs=battle_runs,
+    )
+    app.state.services = services
     try:
         yield
     finally:
-        await app.state.battle_runs.shutdown()
+        await battle_runs.shutdown()
         await http.aclose()
         engine.dispose()
 

@@ -1,5 +1,8 @@
 """The `arena` command: serve the arena, manage the database, and the batch
-jobs other packages register (rank, export, import, classify, models, ...)."""
+jobs of the other packages (rank, export, import, classify, models, ...).
+
+Each package's `cli` module adds its commands and imports its heavy parts
+only when one of them runs, so `arena --help` stays fast."""
 
 from __future__ import annotations
 
@@ -8,20 +11,17 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from arena.audit import cli as audit_cli
+from arena.bench import cli as bench_cli
 from arena.config import Settings
-from arena.optional import optional_import
+from arena.export import cli as export_cli
+from arena.gatekeeper import cli as gatekeeper_cli
+from arena.judge import cli as judge_cli
+from arena.pool import cli as pool_cli
+from arena.ratings import cli as ratings_cli
+from arena.review import cli as review_cli
 
-# Each module exposes `register(subparsers)`; modules not written yet are skipped.
-COMMAND_MODULES = (
-    "arena.pool.cli",
-    "arena.gatekeeper.cli",
-    "arena.ratings.cli",
-    "arena.export.cli",
-    "arena.bench.cli",
-    "arena.judge.cli",
-    "arena.review.cli",
-    "arena.audit.cli",
-)
+COMMANDS = (pool_cli, gatekeeper_cli, ratings_cli, export_cli, bench_cli, judge_cli, review_cli, audit_cli)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,10 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     upgrade.add_argument("revision", nargs="?", default="head")
     upgrade.set_defaults(func=_db_upgrade)
 
-    for name in COMMAND_MODULES:
-        module = optional_import(name)
-        if module is not None:
-            module.register(sub)
+    for commands in COMMANDS:
+        commands.register(sub)
     return parser
 
 
@@ -71,7 +69,7 @@ def _serve(args: argparse.Namespace) -> int:
     from arena.db.migrate import upgrade
 
     settings = Settings()
-    settings.pool  # fail early, with the pool file's error, before binding the port
+    _ = settings.pool  # fail early, with the pool file's error, before binding the port
     upgrade(settings.resolved_database_url)
     print(f"GeoArena on http://{args.host}:{args.port}  (database: {_redacted(settings.resolved_database_url)}, "
           f"{len(settings.pool.contenders)} contenders)", file=sys.stderr)

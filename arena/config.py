@@ -14,7 +14,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SECRET = "change-me-development-only"
@@ -119,17 +126,126 @@ class IntegrityConfig(BaseModel):
     risk_battles_per_day: int = Field(default=30, ge=1)  # battles a day before "risk" starts challenging
 
 
-class PoolConfig(BaseModel):
-    """The whole pool file. Sections other issues add are kept as plain dicts
-    until their owners give them a model."""
+class GateSettings(BaseModel):
+    """`[tools]`: what GATE contenders may use. A contender may override
+    `max_turns` and `time_budget` in its `options`."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_turns: int = Field(default=10, ge=1, le=50)
+    time_budget: float = Field(default=150.0, gt=0, le=3600)
+    final_reserve: float = Field(default=30.0, ge=0)  # seconds kept for the forced final answer
+    tool_timeout: float = Field(default=20.0, gt=0, le=600)
+    web: bool = True
+    search_backend: Literal["searxng", "brave", ""] = ""
+    search_url: str = ""
+    search_api_key_env: str = ""
+    search_results: int = Field(default=6, ge=1, le=20)
+    visit_max_bytes: int = Field(default=2_000_000, ge=1024)
+    visit_timeout: float = Field(default=15.0, gt=0, le=120)
+    visit_max_chars: int = Field(default=6000, ge=200)  # of page text given to the model
+    code: bool = True
+    code_timeout: float = Field(default=15.0, gt=0, le=300)
+    code_memory_mb: int = Field(default=768, ge=384)  # the whole sandbox: every process and its tmpfs
+    code_processes: int = Field(default=2, ge=1, le=4)
+
+    @classmethod
+    def from_pool(cls, tools: GateSettings | dict[str, Any], overrides: dict[str, Any] | None = None) -> GateSettings:
+        """Settings from the `[tools]` table plus a contender's `max_turns` /
+        `time_budget` options; a clear ValueError for a bad table."""
+        data = tools.model_dump(exclude_unset=True) if isinstance(tools, GateSettings) else dict(tools)
+        for key in ("max_turns", "time_budget"):
+            if overrides and key in overrides:
+                data[key] = overrides[key]
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise ValueError(f"[tools] in the pool file: {problems}") from None
+
+    def search_api_key(self) -> str:
+        return os.environ.get(self.search_api_key_env, "") if self.search_api_key_env else ""
+
+
+class Section(BaseModel):
+    """A table of the pool file: a misspelled key is an error that names it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(cls.model_fields))
+            if unknown:
+                raise ValueError(f"unknown keys {', '.join(unknown)} (known: {', '.join(cls.model_fields)})")
+        return data
+
+    def given(self) -> dict[str, Any]:
+        """The keys the pool file set, as a plain table."""
+        return self.model_dump(exclude_unset=True)
+
+
+class GatekeeperSection(Section):
+    """`[gatekeeper]`: which prompts may start a battle."""
+
+    mode: str | None = None  # "offline" | "llm" | "off", checked by the gatekeeper
+    contender: str | None = None  # judge with a pool contender...
+    provider: str | None = None  # ... or with its own model
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    system_prompt: str | None = None
+    options: dict[str, Any] | None = None
+    timeout: float | None = None
+    threshold: float | None = None
+
+
+class SamplingSection(Section):
+    """`[sampling]`: how battles draw their pair (checked by `pool.policy`)."""
+
+    weights: dict[str, float] | None = None
+    new_contender_boost: float | None = None
+    boost_until_votes: int | None = None
+    targets: list[dict[str, Any]] | None = None
+    failure_threshold: int | None = None
+    cooldown_seconds: float | None = None
+    mode: str | None = None  # "weighted" | "active"
+    exploration: float | None = None
+
+
+class LeaksSection(Section):
+    """`[leaks]`: words that reveal a contender's identity."""
+
+    words: list[str] | None = None
+    ignore: list[str] | None = None
+    defaults: bool | None = None
+
+
+class RatingsSection(Section):
+    """`[ratings]`: defaults of `arena rank`."""
+
+    rounds: int | None = None
+    ci: str | None = None
+    seed: int | None = None
+    style: bool | None = None
+    level: float | None = None
+    anchor: str | None = None
+    anchor_rating: float | None = None
+    min_category_votes: int | None = None
+
+
+class PoolConfig(Section):
+    """The whole pool file; a misspelled table is an error that names it."""
 
     contenders: list[ContenderConfig] = Field(default_factory=list)
-    gatekeeper: dict[str, Any] = Field(default_factory=dict)
-    tools: dict[str, Any] = Field(default_factory=dict)
-    ratings: dict[str, Any] = Field(default_factory=dict)
-    sampling: dict[str, Any] = Field(default_factory=dict)
+    gatekeeper: GatekeeperSection = Field(default_factory=GatekeeperSection)
+    sampling: SamplingSection = Field(default_factory=SamplingSection)
+    leaks: LeaksSection = Field(default_factory=LeaksSection)
+    tools: GateSettings = Field(default_factory=GateSettings)
+    ratings: RatingsSection = Field(default_factory=RatingsSection)
     integrity: IntegrityConfig = Field(default_factory=IntegrityConfig)
 
     @field_validator("contenders")

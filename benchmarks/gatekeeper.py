@@ -22,11 +22,11 @@ import sys
 import time
 from pathlib import Path
 
-from arena.battles.language import guess_language
 from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
 from arena.gatekeeper.evaluate import evaluate_model, evaluate_offline
 from arena.gatekeeper.model import OfflineModel
 from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN
+from arena.geo.language import guess_language
 from arena.web.pages import EXAMPLE_PROMPTS
 
 STUFFED = (

@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.gate.tools.code import CodeSandbox  # noqa: E402
-from tests.gate.test_sandbox_bounds import ZOMBIE_SCRIPT, descendants, footprint  # noqa: E402
+from arena.contenders.gate.tools.code import CodeSandbox  # noqa: E402
+from tests.contenders.gate.test_sandbox_bounds import ZOMBIE_SCRIPT, descendants, footprint  # noqa: E402
 
 HOG = """
 import os, time

@@ -25,15 +25,15 @@ from pathlib import Path
 
 from PIL import Image
 
-from arena.geo.gazetteer import Gazetteer, load_gazetteer
-from arena.providers.baselines import (
+from arena.contenders.baselines import (
     GeolocatorOptions,
     OcrEngine,
     OcrGeolocator,
     merge_lines,
 )
-from arena.providers.baselines.answer import render_answer
-from arena.providers.baselines.ocr import DEFAULT_MAX_SIDE, OcrLine
+from arena.contenders.baselines.answer import render_answer
+from arena.contenders.baselines.ocr import DEFAULT_MAX_SIDE, OcrLine
+from arena.geo.gazetteer import Gazetteer, load_gazetteer
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "geobrowse-sample"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -40,6 +41,8 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
+# Screenshots for a person to look at, outside the checkout (GEOARENA_SCREENSHOTS to choose).
+SCREENSHOTS = Path(os.environ.get("GEOARENA_SCREENSHOTS", Path(tempfile.gettempdir()) / "geoarena-screenshots"))
 POSTGRES_ADMIN_URL = os.environ.get(
     "ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 )

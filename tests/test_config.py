@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from arena.config import DEFAULT_SECRET, Settings, load_pool
+
+POOL_OF_TWO = """
+[[contenders]]
+name = "one"
+provider = "baseline"
+model = "ocr-geolocator"
+
+[[contenders]]
+name = "two"
+provider = "baseline"
+model = "ocr-geolocator"
+
+"""
 
 
 class TestSettings:
@@ -25,7 +41,7 @@ class TestSettings:
     def test_a_missing_pool_file_is_an_error_in_production(self, tmp_path):
         settings = Settings(env="production", secret_key="x" * 32, config=tmp_path / "arena.toml")
         with pytest.raises(ValueError, match="does not exist"):
-            settings.pool
+            _ = settings.pool
         assert Settings(config=tmp_path / "arena.toml").pool.contenders[0].provider == "baseline"
 
     def test_default_secret_allowed_in_development(self):
@@ -76,9 +92,9 @@ class TestExamplePoolFile:
     async def test_the_readme_example_loads_and_builds_every_contender(self, tmp_path):
         import httpx
 
+        from arena.contenders.compose import ProviderDeps, build_pool
         from arena.gatekeeper import build_gatekeeper
         from arena.images.store import ImageStore
-        from arena.providers.registry import ProviderDeps, build_pool
         from tests.conftest import ROOT
 
         pool_config = load_pool(ROOT / "arena.example.toml")
@@ -88,3 +104,32 @@ class TestExamplePoolFile:
             build_gatekeeper(pool_config, deps)
         assert len(pool) == len(pool_config.contenders) == 8
         assert pool["gpt-4o+gate"].gate and not pool["gpt-4o"].gate
+
+
+class TestDocumentedSettings:
+    def test_readme_table_lists_every_setting(self):
+        # The README's configuration table and the Settings class name the same variables.
+        readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+        documented = set(re.findall(r"^\| `(ARENA_[A-Z0-9_]+)` \|", readme, flags=re.MULTILINE))
+        declared = {f"ARENA_{name.upper()}" for name in Settings.model_fields}
+        assert documented == declared, (
+            f"in Settings but not in the README: {sorted(declared - documented)}; "
+            f"in the README but not in Settings: {sorted(documented - declared)}"
+        )
+
+
+class TestPoolSections:
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            ("[sampeling]\nfailure_threshold = 2\n", "sampeling"),
+            ("[ratings]\nrouns = 10\n", "rouns"),
+            ("[gatekeeper]\nmodee = 'off'\n", "modee"),
+            ("[tools]\nmax_turn = 3\n", "max_turn"),
+        ],
+    )
+    def test_misspelled_table_or_key_is_named(self, tmp_path, text, message):
+        path = tmp_path / "arena.toml"
+        path.write_text(POOL_OF_TWO + text)
+        with pytest.raises(ValueError, match=message):
+            load_pool(path)

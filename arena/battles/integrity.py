@@ -60,8 +60,8 @@ def bump(session: Session, key: str, today: date | None = None) -> int:
     today = today or datetime.now(UTC).date()
     dialect = session.get_bind().dialect.name
     insert = pg_insert if dialect == "postgresql" else sqlite_insert
-    statement = insert(IntegrityCounter).values(key=key[:100], day=today, count=1)
-    statement = statement.on_conflict_do_update(
+    row = insert(IntegrityCounter).values(key=key[:100], day=today, count=1)
+    statement = row.on_conflict_do_update(
         index_elements=["key", "day"], set_={"count": IntegrityCounter.count + 1}
     ).returning(IntegrityCounter.count)
     return int(session.execute(statement).scalar_one())

@@ -88,7 +88,8 @@ def save_label(session: Session, battle_id: str, label: Label) -> None:
 
 def delete_label(session: Session, battle_id: str) -> bool:
     """Forget a battle's label; True when there was one."""
-    return bool(session.execute(delete(BattleLabel).where(BattleLabel.battle_id == battle_id)).rowcount)
+    result = session.execute(delete(BattleLabel).where(BattleLabel.battle_id == battle_id))
+    return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
 def _point_label(lat: float, lon: float, source: str, precision_km: float) -> Label:

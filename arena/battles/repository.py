@@ -57,6 +57,10 @@ def recent_battles(session: Session, ip_hash: str, since: datetime) -> int:
     return int(session.scalar(query) or 0)
 
 
+def battle_exists(session: Session, battle_id: str) -> bool:
+    return session.scalar(select(Battle.id).where(Battle.id == battle_id)) is not None
+
+
 def get_battle(session: Session, battle_id: str, *, with_responses: bool = False) -> Battle | None:
     query = select(Battle).where(Battle.id == battle_id)
     if with_responses:
@@ -71,7 +75,7 @@ def claim_battle(session: Session, battle_id: str) -> bool:
         .where(Battle.id == battle_id, Battle.status == "pending")
         .values(status="running", updated_at=utcnow())
     )
-    return result.rowcount == 1
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
 
 def abandon_if_stale(session: Session, battle_id: str, older_than: timedelta) -> bool:
@@ -82,7 +86,7 @@ def abandon_if_stale(session: Session, battle_id: str, older_than: timedelta) ->
         .where(Battle.id == battle_id, Battle.status == "running", Battle.updated_at < cutoff)
         .values(status="abandoned", updated_at=utcnow())
     )
-    return result.rowcount == 1
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
 
 def update_response(session: Session, battle_id: str, side: str, **values: Any) -> None:
@@ -132,4 +136,4 @@ def _increment_rejection(session: Session, reason: str) -> bool:
         .where(GatekeeperRejection.reason == reason)
         .values(count=GatekeeperRejection.count + 1)
     )
-    return result.rowcount == 1
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]

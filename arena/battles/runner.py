@@ -21,12 +21,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from arena.answers.markdown import render_markdown
+from arena.answers.style import style_features
 from arena.battles import repository
 from arena.battles.events import KEEP_ALIVE, RECONNECT_HINT, BattleEvent
-from arena.db.tables import Battle, Image, utcnow
-from arena.geo.commitment import answer_commitment
-from arena.images.store import ImageStore
-from arena.providers.base import (
+from arena.contenders.base import (
     Contender,
     ContenderError,
     ContenderImage,
@@ -34,8 +33,9 @@ from arena.providers.base import (
     ToolStep,
     Usage,
 )
-from arena.ratings.style import style_features
-from arena.web.markdown import render_markdown
+from arena.db.tables import Battle, Image, utcnow
+from arena.geo.commitment import answer_commitment
+from arena.images.store import ImageStore
 
 log = logging.getLogger(__name__)
 

@@ -76,10 +76,10 @@ async def _bench(settings: Settings, instances: list[Any], names: list[str], jud
     from arena.bench.offline import OfflineGrader
     from arena.bench.report import build_report
     from arena.bench.runner import grade_suite, run_suite
+    from arena.contenders.compose import ProviderDeps, build_contender
     from arena.db.session import make_engine, make_sessionmaker
     from arena.images.intake import IntakeLimits
     from arena.images.store import ImageStore
-    from arena.providers.registry import ProviderDeps, build_contender
 
     engine = make_engine(settings.resolved_database_url)
     _require_tables(engine)

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from PIL import Image
 
-from arena.battles.language import guess_language
+from arena.contenders.base import ContenderImage
+from arena.geo.language import guess_language
 from arena.images.intake import IntakeError, IntakeLimits, normalise
-from arena.providers.base import ContenderImage
 
 MAX_IMAGES_PER_INSTANCE = 6
 DEFAULT_LIMITS = IntakeLimits()

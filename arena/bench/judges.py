@@ -41,7 +41,7 @@ def resolve_judge(pool: PoolConfig, name: str | None) -> ContenderConfig | None:
 
 def judge_model(cfg: ContenderConfig, deps: Any, *, max_tokens: int = 1024) -> Any:
     """The judge's chat model: deterministic, with room for a verdict."""
-    from arena.providers.registry import build_chat_model
+    from arena.contenders.compose import build_chat_model
 
     judge_cfg = cfg.model_copy(update={"temperature": 0.0, "max_tokens": max(max_tokens, 256), "gate": False})
     return build_chat_model(judge_cfg, deps)

@@ -24,7 +24,7 @@ from typing import Any
 
 from arena.bench.dataset import Instance
 from arena.bench.grades import Grade, Run
-from arena.providers.base import ChatMessage, ChatModel, ContenderError, TextDelta
+from arena.contenders.base import ChatMessage, ChatModel, ContenderError, TextDelta
 
 SYSTEM_PROMPT = (
     "You grade answers of a geographic benchmark. Reply with exactly one JSON object matching the "

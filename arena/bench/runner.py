@@ -22,9 +22,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from arena.bench import repository
 from arena.bench.dataset import DEFAULT_LIMITS, Instance
 from arena.bench.grades import Grader, Run
+from arena.contenders.base import Contender, ContenderError, ContenderImage, TextDelta, ToolStep, Usage
 from arena.images.intake import IntakeLimits
 from arena.images.store import ImageStore
-from arena.providers.base import Contender, ContenderError, ContenderImage, TextDelta, ToolStep, Usage
 
 log = logging.getLogger(__name__)
 

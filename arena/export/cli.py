@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from arena.config import Settings
-from arena.export.readers import SUFFIX_FORMATS
 
 
 def register(subparsers: Any) -> None:
@@ -36,10 +36,12 @@ def register(subparsers: Any) -> None:
 def run_export(args: argparse.Namespace) -> int:
     from arena.db.session import make_engine, make_sessionmaker
     from arena.export.db import export_rows
-    from arena.export.routes import parse_since
+    from arena.export.since import parse_since
     from arena.export.writers import write_rows
 
     to_stdout = str(args.file) == "-"
+    from arena.export.readers import SUFFIX_FORMATS
+
     fmt = "jsonl" if to_stdout else SUFFIX_FORMATS.get(args.file.suffix.lower())
     if fmt not in ("jsonl", "csv", "parquet"):
         raise ValueError(f"{args.file}: choose the format by the suffix: .jsonl, .csv or .parquet")
@@ -50,7 +52,7 @@ def run_export(args: argparse.Namespace) -> int:
         with make_sessionmaker(engine)() as session:
             rows = export_rows(session, since=since, answers=args.answers)
 
-            def counted():  # type: ignore[no-untyped-def]
+            def counted() -> Iterator[dict[str, Any]]:
                 nonlocal rows_written
                 for row in _with_progress(rows, "export"):
                     rows_written += 1

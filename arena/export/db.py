@@ -18,11 +18,11 @@ from typing import Any
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
+from arena.answers.style import style_features
 from arena.db.tables import Battle, BattleLabel, Image, Response, Vote
 from arena.export.format import WINNERS, ExportVote, Truth, row_flags, side_counts, to_row
 from arena.geo.commitment import Commitment
 from arena.geo.reverse import continent_name
-from arena.ratings.style import style_features
 
 PAGE = 1000
 # FastChat rows have no image: they point at this placeholder (sha256 of no bytes).

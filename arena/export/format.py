@@ -24,8 +24,8 @@ from typing import Any
 
 import pycountry
 
+from arena.answers.style import TOKEN, feature_vector
 from arena.db.tables import BATTLE_STATUSES
-from arena.ratings.style import TOKEN, feature_vector
 
 # Text that a spreadsheet would run as a formula, behind any quotes already
 # added (so that a quote we add can always be told apart and taken off).

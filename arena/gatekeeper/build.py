@@ -299,7 +299,7 @@ def _balanced_weights(rows: list[LabelledPrompt]) -> np.ndarray:
     for r, weight in zip(rows, w, strict=True):
         cells[(r.lang, r.geographic)] = cells.get((r.lang, r.geographic), 0.0) + weight
     w = np.array([weight / cells[(r.lang, r.geographic)] for r, weight in zip(rows, w, strict=True)])
-    return w * len(rows) / w.sum()
+    return np.asarray(w * len(rows) / w.sum())
 
 
 # Refusals that are about a photo ("What breed is this dog?") teach the line the policy draws
@@ -337,7 +337,7 @@ def write_language_profiles(rows: Iterable[LabelledPrompt]) -> Path:
     import unicodedata
     from collections import Counter
 
-    from arena.battles import language
+    from arena.geo import language
 
     counts: dict[str, Counter[str]] = {lang: Counter() for lang in LATIN}
     for row in rows:

@@ -81,15 +81,15 @@ class _gatekeeper:
     async def __aenter__(self) -> Any:
         import httpx
 
-        from arena.config import Settings
+        from arena.config import GatekeeperSection, Settings
+        from arena.contenders.deps import ProviderDeps
         from arena.gatekeeper import build_gatekeeper
         from arena.images.store import ImageStore
-        from arena.providers.registry import ProviderDeps
 
         settings = Settings()
         pool = settings.pool
         if self.offline:
-            pool = pool.model_copy(update={"gatekeeper": {"mode": "offline"}})
+            pool = pool.model_copy(update={"gatekeeper": GatekeeperSection(mode="offline")})
         self.http = httpx.AsyncClient()
         deps = ProviderDeps(http=self.http, images=ImageStore(settings.image_dir), pool=pool)
         return build_gatekeeper(pool, deps)

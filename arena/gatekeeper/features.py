@@ -63,7 +63,7 @@ def _mix(h: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser: spreads a polynomial hash over all 64 bits."""
     h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return h ^ (h >> np.uint64(31))
+    return np.asarray(h ^ (h >> np.uint64(31)))
 
 
 def feature_rows(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -24,10 +24,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from arena.battles.language import guess_language
 from arena.config import ContenderConfig, PoolConfig
 from arena.gatekeeper.model import OfflineModel, shipped_model
 from arena.gatekeeper.policy import refusal
+from arena.geo.language import guess_language
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class Gatekeeper:
 def build_gatekeeper(pool_config: PoolConfig, deps: Any = None) -> Gatekeeper:
     """The gatekeeper `[gatekeeper]` asks for. `deps` (a `ProviderDeps`) is
     needed for an LLM judge; without it the offline classifier is used."""
-    section = dict(pool_config.gatekeeper)
+    section = pool_config.gatekeeper.given()
     mode = str(section.get("mode", "llm" if ("contender" in section or "provider" in section) else "offline"))
     if mode not in ("offline", "llm", "off"):
         raise ValueError(f"[gatekeeper] mode must be \"offline\", \"llm\" or \"off\", not {mode!r}")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.config import ContenderConfig
+from arena.contenders.base import ChatMessage, ChatModel, TextDelta
 from arena.gatekeeper.policy import policy_text
-from arena.providers.base import ChatMessage, ChatModel, TextDelta
 
 SYSTEM_PROMPT = (
     "You are the gatekeeper of GeoArena, an arena that compares vision-language models on geographic reasoning "
@@ -95,7 +95,7 @@ async def _collect(model: ChatModel, messages: Sequence[ChatMessage]) -> str:
 
 
 def _chat_model(cfg: ContenderConfig, deps: Any) -> ChatModel:
-    from arena.providers.registry import (
+    from arena.contenders.compose import (
         build_chat_model,  # the registry imports the providers
     )
 

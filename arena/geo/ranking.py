@@ -180,4 +180,4 @@ def _spread(places: Sequence[Place], priors: dict[str, float]) -> list[tuple[Pla
     total = sum(raw)
     if total <= 0:
         return []
-    return [(p, r / total) for p, r in zip(places, raw)]
+    return [(p, r / total) for p, r in zip(places, raw, strict=True)]

@@ -35,7 +35,9 @@ def _degrees(value: Any, ref: Any, negative: str) -> float | None:
     parts = [float(v) for v in (value if isinstance(value, tuple | list) else (value,))]
     if not parts or len(parts) > 3 or not all(math.isfinite(p) and p >= 0 for p in parts):
         return None
-    degrees = sum(p / 60**i for i, p in enumerate(parts))
+    degrees = sum(p / 60.0**i for i, p in enumerate(parts))
     if isinstance(ref, bytes):
         ref = ref.decode("ascii", "replace")
-    return -degrees if str(ref or "").strip().upper().startswith(negative) else degrees
+    value = float(degrees)
+    south_or_west: bool = str(ref or "").strip().upper().startswith(negative)
+    return float(-value if south_or_west else value)

@@ -55,11 +55,11 @@ async def _judge(settings: Settings, cfg: Any, args: argparse.Namespace) -> dict
     import httpx
 
     from arena.bench.judges import judge_model
+    from arena.contenders.deps import ProviderDeps
     from arena.db.session import make_engine, make_sessionmaker
     from arena.images.store import ImageStore
     from arena.judge.report import judge_report
     from arena.judge.runner import judge_battles
-    from arena.providers.registry import ProviderDeps
 
     engine = make_engine(settings.resolved_database_url)
     sessions = make_sessionmaker(engine)

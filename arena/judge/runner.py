@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from arena.contenders.base import ContenderError, ContenderImage
 from arena.images.store import ImageStore
 from arena.judge import repository
 from arena.judge.verdict import BattleCase, BattleJudge, Verdict
-from arena.providers.base import ContenderError, ContenderImage
 
 
 @dataclass

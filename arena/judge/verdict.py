@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from arena.bench.llm_grader import MalformedVerdict, collect_text
-from arena.providers.base import ChatMessage, ChatModel, ContenderError, ContenderImage
+from arena.contenders.base import ChatMessage, ChatModel, ContenderError, ContenderImage
 
 SYSTEM_PROMPT = (
     "You are an expert judge of geographic reasoning about photos. You compare two assistants' answers to "

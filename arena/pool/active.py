@@ -69,7 +69,7 @@ def covariance(strength: FloatArray, battles: FloatArray) -> FloatArray:
     weight = battles * p * (1 - p)
     info = -weight
     info[np.diag_indices_from(info)] = weight.sum(axis=1) - np.diag(weight)
-    return np.linalg.pinv(info, hermitian=True)
+    return np.asarray(np.linalg.pinv(info, hermitian=True), dtype=np.float64)
 
 
 def pair_gains(strength: FloatArray, sigma: FloatArray) -> FloatArray:
@@ -109,7 +109,7 @@ def active_pair_probabilities(
         total = np.triu(score, 1).sum()
     if total <= 0 or n < 2:
         return np.zeros((n, n))
-    return score / total
+    return np.asarray(score / total, dtype=np.float64)
 
 
 def _state_for(names: Sequence[str], evidence: Evidence | None) -> tuple[FloatArray, FloatArray]:

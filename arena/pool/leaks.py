@@ -96,9 +96,7 @@ class _Matcher:
 
 
 def _terms_key(pool: PoolConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    section = dict(getattr(pool, "model_extra", None) or {}).get("leaks", {}) or {}
-    if not isinstance(section, dict):
-        raise ValueError("[leaks] must be a table")  # noqa: TRY004 - a configuration mistake
+    section = pool.leaks.given()
     terms: list[str] = list(DEFAULT_TERMS) if section.get("defaults", True) else []
     terms += [str(w).lower() for w in section.get("words", [])]
     for contender in pool.contenders:

@@ -77,11 +77,7 @@ class SamplingConfig:
 
     @classmethod
     def from_pool(cls, pool: PoolConfig) -> SamplingConfig:
-        section: dict[str, Any] = dict(pool.sampling)
-        unknown = set(section) - {"weights", "new_contender_boost", "boost_until_votes", "targets",
-                                  "failure_threshold", "cooldown_seconds", "mode", "exploration"}
-        if unknown:
-            raise ValueError(f"[sampling]: unknown keys {', '.join(sorted(unknown))}")
+        section: dict[str, Any] = pool.sampling.given()  # its keys were checked when the file was read
         names = [c.name for c in pool.contenders]
         weights = {c.name: float(c.weight) for c in pool.contenders}
         for name, weight in dict(section.get("weights", {})).items():
@@ -268,7 +264,7 @@ def _weighted_pair_probabilities(w: np.ndarray) -> np.ndarray:
     second = w[None, :] / (total - w)[:, None]  # row: who went first
     ordered = first[:, None] * second
     np.fill_diagonal(ordered, 0.0)
-    return ordered + ordered.T
+    return np.asarray(ordered + ordered.T)
 
 
 def _target(entry: Any, names: list[str]) -> TargetPair:

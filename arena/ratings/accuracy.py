@@ -164,7 +164,8 @@ def preference_vs_accuracy(
         if far < ratio * near or far - near < min_gap_km:
             continue
         closer_is_a = v.error_km_a < v.error_km_b
-        clear.append((tuple(sorted((v.model_a, v.model_b))), v.outcome if closer_is_a else 1.0 - v.outcome))
+        first, second = sorted((v.model_a, v.model_b))
+        clear.append(((first, second), v.outcome if closer_is_a else 1.0 - v.outcome))
     rng = np.random.default_rng(seed + 7)
     section: dict[str, Any] = {
         "rule": f"one answer at least {ratio:g}x closer and {min_gap_km:g} km nearer than the other; "
@@ -201,7 +202,7 @@ def _share(scores: list[float], rng: np.random.Generator, rounds: int, level: fl
 
 
 def _mean(samples: FloatArray) -> FloatArray:
-    return samples.mean(axis=-1)
+    return np.asarray(samples.mean(axis=-1), dtype=np.float64)
 
 
 def _median(samples: FloatArray) -> FloatArray:

@@ -31,8 +31,8 @@ import numpy as np
 from scipy.special import expit
 
 from arena.ratings.bt import FloatArray, IntArray
+from arena.ratings.options import DEFAULT_OUTLIER_ALPHA as DEFAULT_ALPHA
 
-DEFAULT_ALPHA = 0.01
 # The calibrator's exponent: small kappa rewards very small p-values more.
 KAPPA = 0.5
 # The alternative of the per-contender tests: a voter bent on one contender

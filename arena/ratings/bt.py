@@ -26,9 +26,10 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
-SCALE = 400.0
-BASE = 10.0
-INIT_RATING = 1000.0
+from arena.ratings.options import BASE as BASE
+from arena.ratings.options import INIT_RATING as INIT_RATING
+from arena.ratings.options import SCALE as SCALE
+
 # rating points per natural-log unit of strength
 POINTS_PER_UNIT = SCALE / math.log(BASE)
 # The weak Gaussian prior used only when the maximum-likelihood solution does
@@ -124,8 +125,8 @@ def to_ratings(theta: FloatArray, anchor: int | None = None, anchor_rating: floa
     """Natural-unit strengths to rating points: mean 1000, or the anchor at its rating."""
     points = POINTS_PER_UNIT * (theta - theta.mean())
     if anchor is None:
-        return points + INIT_RATING
-    return points - points[anchor] + anchor_rating
+        return np.asarray(points + INIT_RATING, dtype=np.float64)
+    return np.asarray(points - points[anchor] + anchor_rating, dtype=np.float64)
 
 
 def bootstrap_bt(
@@ -200,7 +201,7 @@ class PairSums:
         battles = np.bincount(key, weights=m.count, minlength=m.n * m.n)
         score = np.bincount(key, weights=m.count * m.outcome, minlength=m.n * m.n)
         (used,) = np.nonzero(battles)
-        return cls(m.n, used // m.n, used % m.n, battles[used], score[used])
+        return cls(m.n, used // m.n, used % m.n, battles[used], score[used])  # type: ignore[arg-type]
 
     def loss(self, theta: FloatArray, ridge: float) -> float:
         d = theta[self.a] - theta[self.b]
@@ -221,7 +222,7 @@ def _newton(pairs: PairSums, init: FloatArray | None, ridge: float, max_iteratio
     loss = pairs.loss(theta, ridge) if damped else math.inf
     previous = math.inf
     iteration = 0
-    for iteration in range(1, max_iterations + 1):
+    for iteration in range(1, max_iterations + 1):  # noqa: B007 - reported after the loop
         p = expit(theta[pairs.a] - theta[pairs.b])
         grad = _gradient(pairs, theta, ridge)
         hess = _laplacian(pairs.a, pairs.b, pairs.battles * p * (1 - p), n)
@@ -280,4 +281,4 @@ def _laplacian(a: IntArray, b: IntArray, weight: FloatArray, n: int) -> FloatArr
     off = flat.reshape(n, n)
     lap = -off
     lap[np.diag_indices(n)] += off.sum(axis=1)
-    return lap
+    return lap.astype(np.float64, copy=False)

@@ -11,11 +11,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy.exc import OperationalError
-
 from arena.config import Settings
-from arena.ratings.leaderboard import CI_METHODS, RankOptions
-from arena.ratings.ties import TIE_MODELS
+from arena.ratings.options import CI_METHODS, TIE_MODELS, RankOptions
 
 DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -81,7 +78,7 @@ def _alpha(value: Any) -> float | None:
 
 def run(args: argparse.Namespace) -> int:
     settings = Settings()
-    options = options_from(args, settings.pool.ratings)
+    options = options_from(args, settings.pool.ratings.given())
     if args.every is not None and args.input is not None:
         raise ValueError("--every watches the database for new votes; it cannot be used with --input")
     if args.input is not None:
@@ -94,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         if args.output is not None:
             _deliver(snapshot, args.output, None)
             return 0
+    import sqlalchemy.exc
+
     from arena.db.session import make_engine, make_sessionmaker
 
     engine = make_engine(settings.resolved_database_url)
@@ -110,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
                 return 0
             try:
                 last_seen = _rank_if_new(sessions, options, args.output, last_seen, cache)
-            except OperationalError as exc:
+            except sqlalchemy.exc.OperationalError as exc:
                 # The database went away (restart, fail-over): say so, try again next round.
                 print(f"arena rank: database unavailable, retrying in {args.every:.0f} s: {exc.orig}",
                       file=sys.stderr)
@@ -129,12 +128,8 @@ def _rank_if_new(
     """Rank unless the votes are exactly those of the last run; returns the
     marker (count, highest id) of the votes seen."""
     from arena.export.db import count_votes
-    from arena.ratings.job import (
-        attach_anonymity,
-        build_snapshot,
-        log_from_database,
-        screen_and_flag,
-    )
+    from arena.ratings.job import attach_anonymity, log_from_database, screen_and_flag
+    from arena.ratings.leaderboard import build_snapshot
 
     with sessions() as session:
         marker = count_votes(session)
@@ -155,7 +150,7 @@ def _deliver(snapshot: dict[str, Any], output: Path | None, sessions: Any) -> No
         output.write_text(json.dumps(snapshot, ensure_ascii=False, indent=1))
         where = str(output)
     else:
-        from arena.ratings.job import store_snapshot
+        from arena.ratings.snapshot import store_snapshot
 
         where = f"snapshot #{store_snapshot(sessions, snapshot)}"
     excluded = sum(snapshot["excluded"].values())

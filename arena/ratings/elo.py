@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.ratings.bt import BASE, INIT_RATING, SCALE, FloatArray, IntArray
+from arena.ratings.bt import FloatArray, IntArray
+from arena.ratings.options import BASE, INIT_RATING, SCALE
 
 K_FACTOR = 4.0
 

@@ -8,14 +8,14 @@ computes the snapshot and stores it as a `leaderboard_snapshots` row.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Text, cast, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from arena.db.tables import Battle, LeaderboardSnapshot, Vote
+from arena.answers.style import feature_vector
+from arena.db.tables import Battle, Vote
 from arena.export.db import Side, battle_truth, iter_voted_battles
 from arena.export.format import (
     WINNERS,
@@ -39,7 +39,8 @@ from arena.ratings.leaderboard import (
     screen_log,
 )
 from arena.ratings.regions import region_categories
-from arena.ratings.style import feature_vector
+from arena.ratings.snapshot import latest_snapshot as latest_snapshot
+from arena.ratings.snapshot import store_snapshot
 
 FeatureCache = dict[int, tuple[float, ...]]
 OUTLIER_FLAG = "outlier_voter"
@@ -204,25 +205,6 @@ def log_from_rows(rows: Iterable[tuple[str, Any]]) -> tuple[VoteLog, dict[str, i
     if errors:
         raise FormatError(errors)
     return builder.build(), excluded.as_dict()
-
-
-def store_snapshot(sessions: sessionmaker[Session], snapshot: dict[str, Any]) -> int:
-    with sessions() as session:
-        row = LeaderboardSnapshot(
-            computed_at=datetime.fromisoformat(snapshot["computed_at"]),
-            votes_used=int(snapshot["votes_used"]),
-            payload=snapshot,
-        )
-        session.add(row)
-        session.commit()
-        return int(row.id)
-
-
-def latest_snapshot(session: Session) -> dict[str, Any] | None:
-    row = session.scalars(
-        select(LeaderboardSnapshot).order_by(LeaderboardSnapshot.computed_at.desc(), LeaderboardSnapshot.id.desc()).limit(1)
-    ).first()
-    return None if row is None else dict(row.payload)
 
 
 def _accuracy(model_a: str, model_b: str, outcome: float, truth: Truth) -> dict[str, Any]:

@@ -18,49 +18,18 @@ import numpy as np
 from scipy.special import ndtri
 from threadpoolctl import threadpool_limits
 
+from arena.answers.style import FEATURES
 from arena.ratings import anomaly, bt, elo, extended, propensity, robustness, style, ties
 from arena.ratings.accuracy import LabelledVote, accuracy_section, coverage, preference_vs_accuracy
 from arena.ratings.bt import POINTS_PER_UNIT, FloatArray, IntArray, Matchups
+from arena.ratings.options import CI_METHODS as CI_METHODS
+from arena.ratings.options import MIN_CATEGORY_VOTES as MIN_CATEGORY_VOTES
+from arena.ratings.options import PROVISIONAL_VOTES as PROVISIONAL_VOTES
+from arena.ratings.options import RankOptions as RankOptions  # re-exported: callers build options here
 
-CI_METHODS = ("bootstrap", "sandwich")
-MIN_CATEGORY_VOTES = 50
-# Below this many votes a contender's rating is shown apart as provisional.
-PROVISIONAL_VOTES = 100
 OUTLIER_REASON = "flagged:outlier_voter"
 GATE_VS_PLAIN = "gate vs plain"
 PLAIN_ONLY = "plain only"
-
-
-@dataclass(frozen=True)
-class RankOptions:
-    """How a snapshot is computed (`[ratings]` in arena.toml, `arena rank` flags)."""
-
-    rounds: int = 100
-    ci: str = "bootstrap"
-    seed: int = 0
-    style: bool = True
-    level: float = 0.95
-    anchor: str | None = None
-    anchor_rating: float = bt.INIT_RATING
-    min_category_votes: int = MIN_CATEGORY_VOTES
-    exact_style_bootstrap: bool | None = None  # None: exact when small enough
-    ties: str = "half"  # tie model of the plain and category fits: ties.TIE_MODELS
-    provisional_votes: int = PROVISIONAL_VOTES
-    outlier_alpha: float | None = anomaly.DEFAULT_ALPHA  # None: no voter anomaly test
-    robustness_top: int = 10  # adjacent pairs checked for `robustness`
-    inverse_propensity: bool = False  # weight the plain fit by 1 / the pair's sampling probability
-
-    def __post_init__(self) -> None:
-        if self.ci not in CI_METHODS:
-            raise ValueError(f"unknown CI method {self.ci!r}; use one of {', '.join(CI_METHODS)}")
-        if self.ci == "bootstrap" and self.rounds < 2:
-            raise ValueError("a bootstrap needs at least 2 rounds")
-        if self.ties not in ties.TIE_MODELS:
-            raise ValueError(f"unknown tie model {self.ties!r}; use one of {', '.join(ties.TIE_MODELS)}")
-        if not 0 < self.level < 1:
-            raise ValueError("the confidence level must be between 0 and 1, e.g. 0.95")
-        if self.outlier_alpha is not None and not 0 < self.outlier_alpha < 1:
-            raise ValueError("outlier_alpha must be between 0 and 1, e.g. 0.01 (or unset to skip the test)")
 
 
 @dataclass
@@ -71,7 +40,7 @@ class VoteLog:
     a: IntArray
     b: IntArray
     outcome: FloatArray
-    features_a: FloatArray | None = None  # (N, 5) in style.FEATURES order
+    features_a: FloatArray | None = None  # (N, 5) in FEATURES order
     features_b: FloatArray | None = None
     tstamp: FloatArray | None = None
     gate: dict[str, bool] = field(default_factory=dict)  # contender -> GATE-equipped
@@ -420,7 +389,7 @@ def _votes_and_win_rate(m: Matchups) -> tuple[FloatArray, FloatArray]:
     n = m.n
     played = np.bincount(m.a, m.count, n) + np.bincount(m.b, m.count, n)
     score = np.bincount(m.a, m.count * m.outcome, n) + np.bincount(m.b, m.count * (1 - m.outcome), n)
-    return played, np.divide(score, played, out=np.zeros(n), where=played > 0)
+    return played.astype(np.float64), np.divide(score, played, out=np.zeros(n), where=played > 0)
 
 
 def _rows(
@@ -532,7 +501,7 @@ def _style_section(
         low, high = _percentiles(sampled, options.level)
         beta_low, beta_high = _percentiles(betas, options.level)
     return {
-        "features": list(style.FEATURES),
+        "features": list(FEATURES),
         "coefficients": [
             {
                 "feature": f,
@@ -542,14 +511,14 @@ def _style_section(
                 "mean": round(float(mean[i]), 6),
                 "std": round(float(std[i]), 6),
             }
-            for i, f in enumerate(style.FEATURES)
+            for i, f in enumerate(FEATURES)
         ],
         "leaderboard": _rows(names, ratings, low, high, played, win_rate, log.gate,
                              provisional_votes=options.provisional_votes),
         "ci_method": how,
         "converged": converged,
         "separated": separated,
-        "constant_features": [f for i, f in enumerate(style.FEATURES) if std[i] == 0],
+        "constant_features": [f for i, f in enumerate(FEATURES) if std[i] == 0],
         "gradient_norm": full.gradient_norm,
         "iterations": full.iterations,
     }

@@ -36,4 +36,4 @@ def aggregate_weighted(a: IntArray, b: IntArray, outcome: FloatArray, n: int, we
     sums = np.bincount(key, weights=weight, minlength=n * n * 3)
     (rows,) = np.nonzero(sums)
     pair, code_u = np.divmod(rows, 3)
-    return Matchups(n=n, a=pair // n, b=pair % n, outcome=code_u / 2.0, count=sums[rows])
+    return Matchups(n=n, a=pair // n, b=pair % n, outcome=code_u / 2.0, count=sums[rows].astype(np.float64))

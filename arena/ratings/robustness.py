@@ -80,7 +80,7 @@ def votes_to_swap(m: Matchups, theta: FloatArray, upper: int, lower: int) -> Swa
 def board_robustness(m: Matchups, theta: FloatArray, ranked: list[int], names: list[str], top: int = 10) -> dict[str, Any]:
     """The snapshot's `robustness`: for each adjacent pair among the first
     `top` of `ranked` (contender indices, best first), the votes whose removal swaps them."""
-    pairs = []
+    pairs: list[dict[str, Any]] = []
     for position, (upper, lower) in enumerate(pairwise(ranked[:top]), start=1):
         swap = votes_to_swap(m, theta, upper, lower)
         pairs.append({
@@ -95,23 +95,9 @@ def board_robustness(m: Matchups, theta: FloatArray, ranked: list[int], names: l
         "method": "influence-guided removal of votes, each count checked by an exact refit",
         "votes_total": round(m.total),
         "top_swap_votes": first,
-        "top_swap_share": (first / m.total) if first is not None and m.total else None,
+        "top_swap_share": (float(first) / m.total) if first is not None and m.total else None,
         "pairs": pairs,
     }
-
-
-def describe(robustness: dict[str, Any] | None) -> str | None:
-    """The figure in words for the page: "#1 would change if 14 votes were removed"."""
-    if not robustness or not robustness.get("pairs"):
-        return None
-    votes = robustness["pairs"][0]["votes"]
-    if votes is None:
-        return "#1 would not change by removing votes alone."
-    if votes == 0:
-        return "#1 and #2 are tied."
-    total = robustness.get("votes_total") or 0
-    share = f" (out of {total:,})" if total else ""
-    return f"#1 would change if {votes:,} vote{'s' if votes != 1 else ''} were removed{share}."
 
 
 # -- helpers -----------------------------------------------------------------

@@ -27,8 +27,8 @@ import numpy as np
 
 from arena.ratings import bt
 from arena.ratings.bt import FloatArray, IntArray, Matchups
+from arena.ratings.options import TIE_MODELS as TIE_MODELS
 
-TIE_MODELS = ("half", "davidson", "ignore")
 DESCRIPTIONS = {
     "half": "half a win each (tie and both bad)",
     "davidson": "Davidson: a tie (or both bad) is its own outcome with parameter nu",
@@ -140,7 +140,7 @@ def sandwich_davidson(m: Matchups, fit: DavidsonFit, reference: int | None = Non
     embed[np.arange(n) != ref, :] = np.eye(n - 1)
     if reference is None:
         embed -= embed.mean(axis=0, keepdims=True)
-    return embed @ reduced @ embed.T
+    return np.asarray(embed @ reduced @ embed.T, dtype=np.float64)
 
 
 def log_likelihood(theta: FloatArray, log_nu: float, m: Matchups) -> float:
@@ -171,7 +171,7 @@ class _PairOutcomes:
         size = m.n * m.n
 
         def per_pair(weight: FloatArray) -> FloatArray:
-            return np.bincount(key, weights=weight, minlength=size)
+            return np.bincount(key, weights=weight, minlength=size).astype(np.float64)
 
         battles = per_pair(m.count)
         wins_a = per_pair(m.count * (m.outcome == 1.0))
@@ -231,7 +231,7 @@ def _newton(
         keep[0] = False  # theta is defined up to a constant: hold theta[0], then re-centre
     loss = s.loss(theta, log_nu, ridge, nu_ridge)
     iteration = 0
-    for iteration in range(1, max_iterations + 1):
+    for iteration in range(1, max_iterations + 1):  # noqa: B007 - reported after the loop
         grad = _gradient(s, theta, log_nu, ridge, nu_ridge)
         hess = _hessian(s, theta, log_nu, ridge, nu_ridge)
         step = np.zeros(n + 1)

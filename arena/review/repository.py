@@ -7,7 +7,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
@@ -69,7 +69,7 @@ def list_reviewers(session: Session) -> list[ReviewerRow]:
             for r in session.scalars(select(Reviewer).order_by(Reviewer.name))]
 
 
-def _reviewable():  # type: ignore[no-untyped-def]
+def _reviewable() -> Select[Battle]:
     # voted battles whose two answers both finished
     done = select(Response.battle_id).where(Response.status == "done").group_by(Response.battle_id) \
         .having(func.count() == 2)

@@ -9,9 +9,9 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from arena.bench.report import all_reports
-from arena.db.session import SessionDep
+from arena.deps import SessionDep
 from arena.judge.report import all_judge_reports
-from arena.ratings.job import latest_snapshot
+from arena.ratings.snapshot import latest_snapshot
 
 router = APIRouter()
 

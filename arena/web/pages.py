@@ -8,12 +8,12 @@ its test agree on what the page is given.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
-from fastapi.templating import Jinja2Templates
 
+from arena.config import Settings
+from arena.deps import ServicesDep
 from arena.images.intake import ACCEPTED_LABEL, HEIF_FORMATS
 
 router = APIRouter()
@@ -32,11 +32,10 @@ HEIC_IMAGE_TYPES: tuple[str, ...] = ("image/heic", "image/heif")
 
 
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
-def arena_page(request: Request) -> HTMLResponse:
+def arena_page(request: Request, services: ServicesDep) -> HTMLResponse:
     """The arena: upload, ask, watch two anonymous answers, vote."""
-    page = ArenaPage.from_state(request.app.state)
-    templates: Jinja2Templates = request.app.state.templates
-    return templates.TemplateResponse(request, "arena.html", {"page": page})
+    page = ArenaPage.of(services.settings, len(services.pool))
+    return services.templates.TemplateResponse(request, "arena.html", {"page": page})
 
 
 @dataclass(frozen=True)
@@ -60,16 +59,14 @@ class ArenaPage:
         return f"{round(self.max_upload_bytes / (1024 * 1024), 1):g}"
 
     @classmethod
-    def from_state(cls, state: Any) -> ArenaPage:
-        """Build the page from what the app's lifespan put on `app.state`."""
-        settings = state.settings
+    def of(cls, settings: Settings, contender_count: int) -> ArenaPage:
         return cls(
             example_prompts=EXAMPLE_PROMPTS,
             max_upload_bytes=settings.max_upload_bytes,
             max_prompt_chars=settings.max_prompt_chars,
             accepted_types=accepted_image_types(),
             accepted_label=ACCEPTED_LABEL,
-            contender_count=len(state.pool),
+            contender_count=contender_count,
         )
 
     @classmethod

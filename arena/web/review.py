@@ -17,11 +17,12 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
 
-from arena.db.session import SessionDep
+from arena.answers.markdown import render_markdown
+from arena.deps import AdminDep, SessionDep, SettingsDep, TemplatesDep
 from arena.review import repository
 from arena.review.stats import review_stats
-from arena.web.markdown import render_markdown
 
 router = APIRouter()
 
@@ -45,22 +46,24 @@ class ReviewPage:
 
 
 @router.get("/review", response_class=HTMLResponse, include_in_schema=False)
-def review_page(request: Request, session: SessionDep, token: str = Query("")) -> HTMLResponse:
+def review_page(
+    request: Request, session: SessionDep, settings: SettingsDep, templates: TemplatesDep, token: str = Query("")
+) -> HTMLResponse:
     """A battle to re-vote, anonymised and re-shuffled."""
     reviewer = repository.reviewer_for(session, token)
     if reviewer is None:
-        return _render(request, ReviewPage(token="", message=(
+        return _render(templates, request, ReviewPage(token="", message=(
             "This review link is not valid: it may have been revoked. Ask the arena's operator for a new one.")),
             status=403)
     battle = repository.next_battle(session, reviewer.id)
     if battle is None:
-        return _render(request, ReviewPage(token=token, reviewer=reviewer.name, message=(
+        return _render(templates, request, ReviewPage(token=token, reviewer=reviewer.name, message=(
             "Nothing left to review: you have re-voted every voted battle. Thank you!")))
     texts = {r.side: r.text for r in battle.responses}
     swapped = random.SystemRandom().random() < 0.5
     first, second = (texts["b"], texts["a"]) if swapped else (texts["a"], texts["b"])
-    secret = request.app.state.settings.secret_key
-    return _render(request, ReviewPage(
+    secret = settings.secret_key
+    return _render(templates, request, ReviewPage(
         token=token, reviewer=reviewer.name, prompt=battle.prompt, image_url=f"/images/{battle.image_sha256}",
         answers=(render_markdown(first), render_markdown(second)),
         ticket=sign_ticket(secret, battle.id, swapped, reviewer.id),
@@ -70,41 +73,34 @@ def review_page(request: Request, session: SessionDep, token: str = Query("")) -
 
 @router.post("/review", include_in_schema=False)
 def submit_review(
-    request: Request, session: SessionDep, token: str = Form(""), ticket: str = Form(""), choice: str = Form(""),
+    request: Request, session: SessionDep, settings: SettingsDep, templates: TemplatesDep,
+    token: str = Form(""), ticket: str = Form(""), choice: str = Form(""),
 ) -> Response:
     """Store one re-vote, then show the next battle."""
     reviewer = repository.reviewer_for(session, token)
     if reviewer is None:
-        return _error(request, 403, "This review link is not valid: it may have been revoked.")
-    opened = open_ticket(request.app.state.settings.secret_key, ticket, reviewer.id)
+        return _error(templates, request, 403, "This review link is not valid: it may have been revoked.")
+    opened = open_ticket(settings.secret_key, ticket, reviewer.id)
     if opened is None:
-        return _error(request, 422, "This re-vote did not come from a page we served you; reload the review page.")
+        return _error(templates, request, 422, "This re-vote did not come from a page we served you; reload the review page.")
     battle_id, swapped = opened
     sides = {"first": "b" if swapped else "a", "second": "a" if swapped else "b", "tie": "tie",
              "both_bad": "both_bad"}
     if choice not in sides:
-        return _error(request, 422, "Choose one of the four buttons.")
+        return _error(templates, request, 422, "Choose one of the four buttons.")
     if not repository.is_reviewable(session, battle_id):
-        return _error(request, 404, "That battle can no longer be reviewed.")
+        return _error(templates, request, 404, "That battle can no longer be reviewed.")
     try:
         repository.save_review(session, battle_id, reviewer.id, sides[choice], swapped)
     except repository.ReviewError as exc:
-        return _error(request, 409, f"{exc}. Here is the next one.", token=token)
+        return _error(templates, request, 409, f"{exc}. Here is the next one.", token=token)
     return RedirectResponse(f"/review?token={quote(token)}", status_code=303)
 
 
-@router.get("/api/admin/reviews/stats", summary="Expert-crowd and expert-expert agreement")
-def review_stats_api(request: Request, session: SessionDep) -> JSONResponse:
+@router.get("/api/admin/reviews/stats", summary="Expert-crowd and expert-expert agreement",
+            dependencies=[AdminDep])
+def review_stats_api(session: SessionDep) -> JSONResponse:
     """Needs `Authorization: Bearer $ARENA_ADMIN_TOKEN`."""
-    token = request.app.state.settings.admin_token
-    if not token:
-        return JSONResponse({"error": "admin_disabled", "message": "The admin API is off: set ARENA_ADMIN_TOKEN."},
-                            status_code=503)
-    sent = request.headers.get("authorization", "")
-    if not sent.startswith("Bearer ") or not hmac.compare_digest(sent.removeprefix("Bearer ").encode(),
-                                                                 token.encode()):
-        return JSONResponse({"error": "unauthorised", "message": "Send the admin token as `Authorization: Bearer "
-                             "<token>`."}, status_code=401, headers={"WWW-Authenticate": 'Bearer realm="geoarena-admin"'})
     return JSONResponse(review_stats(session))
 
 
@@ -128,16 +124,15 @@ def _mac(secret: str, body: str, reviewer_id: int) -> str:
     return hmac.new(secret.encode(), f"review:{reviewer_id}:{body}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def _render(request: Request, page: ReviewPage, status: int = 200) -> HTMLResponse:
-    response = request.app.state.templates.TemplateResponse(request, "review.html", {"page": page},
-                                                            status_code=status)
+def _render(templates: Jinja2Templates, request: Request, page: ReviewPage, status: int = 200) -> HTMLResponse:
+    response = templates.TemplateResponse(request, "review.html", {"page": page}, status_code=status)
     # the page carries the reviewer's token: keep it out of caches and referrers
     response.headers["Cache-Control"] = "no-store"
     response.headers["Referrer-Policy"] = "no-referrer"
     return response
 
 
-def _error(request: Request, status: int, message: str, token: str = "") -> HTMLResponse:
-    return _render(request, ReviewPage(token=token, message=message), status=status)
+def _error(templates: Jinja2Templates, request: Request, status: int, message: str, token: str = "") -> HTMLResponse:
+    return _render(templates, request, ReviewPage(token=token, message=message), status=status)
 
 

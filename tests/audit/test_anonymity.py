@@ -91,8 +91,8 @@ class TestInTheArena:
         assert "geo-large" in text and "WARNING" in text and "chance 50.0%" in text
 
     async def test_snapshot_keeps_it_for_the_admin_only(self, client, app):
-        self.seed(app.state.sessionmaker)
-        snapshot = rank_database(app.state.sessionmaker, RankOptions(rounds=2, style=False))
+        self.seed(app.state.services.database.sessions)
+        snapshot = rank_database(app.state.services.database.sessions, RankOptions(rounds=2, style=False))
         assert snapshot["anonymity"]["answers"]["accuracy"] == 1.0
         public = (await client.get("/api/leaderboard")).json()
         assert "anonymity" not in public

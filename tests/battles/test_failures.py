@@ -41,7 +41,7 @@ class TestFailedSide:
         assert events[-1] == ("end", {"status": "failed"})
         vote = await client.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "a"})
         assert vote.status_code == 409 and vote.json()["error"] == "side_failed"
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             statuses = {r.contender: (r.status, r.error) for r in session.scalars(select(Response))}
         assert statuses["good"][0] == "done"
         assert statuses["bad"][0] == "error" and "500" in statuses["bad"][1]
@@ -99,7 +99,7 @@ class TestCancelledRun:
         """`end` is always the last event: a run stopped under a watcher (shutdown,
         or a watcher joining just as the last one left) must say so, not go quiet."""
         created = await start_battle(client, photo_bytes)
-        runs = app.state.battle_runs
+        runs = app.state.services.battle_runs
         events = runs.stream(created["battle_id"])
         assert await anext(events) == "retry: 1000\n\n"  # the hint comes before the run starts
         first = await asyncio.wait_for(anext(events), 10)
@@ -110,7 +110,7 @@ class TestCancelledRun:
 
         tail = await asyncio.wait_for(rest(), 5)
         assert parse_sse(first + tail)[-1] == ("end", {"status": "abandoned"})
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             assert session.get(Battle, created["battle_id"]).status == "abandoned"
 
 
@@ -139,7 +139,7 @@ class TestDatabaseFault:
         events = parse_sse(response.text)
         assert events[-1] == ("end", {"status": "failed"})
         assert "ready" not in [name for name, _ in events]
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             assert session.get(Battle, created["battle_id"]).status == "failed"
         vote = await client.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "a"})
         assert vote.status_code == 409
@@ -155,7 +155,7 @@ class TestMissingImage:
         response = await asyncio.wait_for(client.get(created["events_url"]), 10)
         events = parse_sse(response.text)
         assert events[-1] == ("end", {"status": "failed"})
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             assert session.get(Battle, created["battle_id"]).status == "failed"
 
 

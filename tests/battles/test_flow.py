@@ -49,7 +49,7 @@ class TestCreateBattle:
 
     async def test_draws_two_distinct_contenders(self, client, app, photo_bytes):
         await start_battle(client, photo_bytes)
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             battle = session.scalars(select(Battle)).one()
             assert {battle.model_a, battle.model_b} == {"model-one", "model-two"}
             assert battle.status == "pending"
@@ -78,7 +78,7 @@ class TestCreateBattle:
         )
         assert response.status_code == 415
         assert "JPEG" in response.json()["message"]
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             assert session.scalars(select(Battle)).first() is None
         assert not list(app.state.settings.image_dir.rglob("*.jpg"))
 
@@ -102,7 +102,7 @@ class TestBattleEvents:
         assert "<strong>Paris, France</strong>" in done["a"]["html"]
         deltas = [data for name, data in events if name == "delta"]
         assert {d["side"] for d in deltas} == {"a", "b"}
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             battle = session.get(Battle, battle_id)
             assert battle.status == "ready"
             responses = session.scalars(select(Response).where(Response.battle_id == battle_id)).all()
@@ -159,7 +159,7 @@ class TestVote:
         reveal = response.json()
         assert {reveal["model_a"], reveal["model_b"]} == {"model-one", "model-two"}
         assert reveal["choice"] == "a"
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             vote = session.scalars(select(Vote)).one()
             assert vote.choice == "a"
             assert len(vote.voter_hash) == 64 and "127.0.0.1" not in vote.voter_hash
@@ -178,7 +178,7 @@ class TestVote:
         results = await asyncio.gather(*(client.post(url, json={"choice": c}) for c in ("a", "b", "tie", "both_bad")))
         statuses = sorted(r.status_code for r in results)
         assert statuses == [200, 409, 409, 409]
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             assert len(session.scalars(select(Vote)).all()) == 1
 
     async def test_vote_before_ready_is_409(self, client, photo_bytes):
@@ -208,7 +208,7 @@ class TestGatekeeper:
         body = response.json()
         assert body["error"] == "not_geographic"
         assert "questions about the place in your photo" in body["message"]
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             assert session.scalars(select(Battle)).first() is None
             counters = {r.reason: r.count for r in session.scalars(select(GatekeeperRejection))}
         assert sum(counters.values()) == 1
@@ -227,7 +227,7 @@ class TestIdentityLeak:
         assert events[-1] == ("end", {"status": "ready"})
         vote = await client.post(f"/api/battles/{battle_id}/vote", json={"choice": "b"})
         assert vote.status_code == 200
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             assert session.get(Battle, battle_id).flags[0] == "identity_leak"  # (too_fast too: a test votes at once)
 
 
@@ -268,7 +268,7 @@ class TestRateLimit:
         assert refused.status_code == 429
         assert refused.headers["retry-after"] == "60"
         assert refused.json()["error"] == "rate_limited" and "2 battles in the last minute" in refused.json()["message"]
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             hashes = {b.ip_hash for b in session.scalars(select(Battle))}
         assert len(hashes) == 1 and "127.0.0.1" not in hashes.pop()
 
@@ -395,7 +395,7 @@ class TestSlowUpload:
             "/api/battles", content=body(), headers={"Content-Type": f"multipart/form-data; boundary={boundary}"}))
         await asyncio.wait_for(halfway.wait(), 10)
         await asyncio.sleep(0.1)
-        held = app.state.engine.pool.checkedout()
+        held = app.state.services.database.engine.pool.checkedout()
         resume.set()
         response = await request
         assert response.status_code == 201, response.text

@@ -70,11 +70,11 @@ class TestReadingTime:
         battle_id = await ready_battle(client, photo_bytes)
         vote = await client.post(f"/api/battles/{battle_id}/vote", json={"choice": "a"})
         assert vote.status_code == 200  # taken: the person sees the reveal either way
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             assert session.get(Battle, battle_id).flags == ["too_fast"]
             rows = list(export_rows(session))
         assert rows[0]["flags"] == ["too_fast"]
-        snapshot = rank_database(app.state.sessionmaker, RankOptions(rounds=2, style=False))
+        snapshot = rank_database(app.state.services.database.sessions, RankOptions(rounds=2, style=False))
         assert snapshot["excluded"] == {"flagged:too_fast": 1} and snapshot["votes_used"] == 0
 
     def test_reading_time_scales_with_length(self):
@@ -92,7 +92,7 @@ class TestReadAtLeisure:
     async def test_a_vote_after_reading_is_not_flagged(self, client, app, photo_bytes):
         battle_id = await ready_battle(client, photo_bytes)
         assert (await client.post(f"/api/battles/{battle_id}/vote", json={"choice": "b"})).status_code == 200
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             assert session.get(Battle, battle_id).flags == []
 
 

@@ -44,7 +44,7 @@ async def _battle(client, photo: bytes, **fields: str) -> str:  # type: ignore[n
 
 
 def _label(app, battle_id: str) -> BattleLabel | None:  # type: ignore[no-untyped-def]
-    with app.state.sessionmaker() as session:
+    with app.state.services.database.sessions() as session:
         return session.get(BattleLabel, battle_id)
 
 
@@ -97,7 +97,7 @@ class TestConsent:
         )
         assert response.status_code == 422
         assert response.json()["error"] == code and response.json()["message"]
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             assert session.scalars(select(BattleLabel)).all() == []
 
 
@@ -125,12 +125,12 @@ class TestNeverLeaves:
         _no_secret(vote.text, "the vote answer")
 
         # the answers' commitments were stored when each side finished (the echo model names Paris)
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             commitments = [r.commitment for r in session.scalars(select(Response).where(Response.battle_id == battle_id))]
         assert [c["level"] for c in commitments] == ["coordinates", "coordinates"]
         assert {c["country"] for c in commitments} == {"FR"}
 
-        rank_database(app.state.sessionmaker, RankOptions(rounds=10))
+        rank_database(app.state.services.database.sessions, RankOptions(rounds=10))
         board = await client.get("/api/leaderboard")
         _no_secret(board.text, "/api/leaderboard")
         snapshot = board.json()
@@ -147,7 +147,7 @@ class TestNeverLeaves:
         assert (row["country"], row["continent"]) == ("CN", "Asia")
         assert abs(row["error_km_a"] - expected) <= 1 and row["error_km_a"] == round(row["error_km_a"])
         assert not {"lat", "lon", "latitude", "longitude", "location"} & set(row)
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             (plain_row,) = list(export_rows(session))
         assert plain_row["error_km_b"] == row["error_km_b"]
 

@@ -11,10 +11,10 @@ from arena.bench.grades import Run, extract_final_answer
 from arena.bench.llm_grader import LLMGrader, MalformedVerdict, parse_grade
 from arena.bench.offline import OfflineGrader, grade_answer
 from arena.config import ContenderConfig
+from arena.contenders.apis.openai import OpenAIChat  # noqa: F401  (registers the provider)
+from arena.contenders.base import ContenderError
+from arena.contenders.compose import build_chat_model
 from arena.geo.gazetteer import load_gazetteer
-from arena.providers.base import ContenderError
-from arena.providers.openai import OpenAIChat  # noqa: F401  (registers the provider)
-from arena.providers.registry import build_chat_model
 from tests.conftest import SAMPLE_DIR
 
 
@@ -77,7 +77,7 @@ class TestOfflineGrader:
 
 
 def judge(base_url: str, model: str, http: httpx.AsyncClient) -> LLMGrader:
-    from arena.providers.registry import ProviderDeps
+    from arena.contenders.deps import ProviderDeps
 
     cfg = ContenderConfig(name=f"judge-{model}", provider="openai", base_url=base_url, model=model, timeout=10)
     deps = ProviderDeps(http=http, images=None, pool=None)  # type: ignore[arg-type]

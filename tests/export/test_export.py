@@ -24,7 +24,7 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def seeded(app) -> None:  # type: ignore[no-untyped-def]
-    with app.state.sessionmaker() as session:
+    with app.state.services.database.sessions() as session:
         seed_arena(session)
 
 
@@ -62,7 +62,7 @@ class TestExportEndpoint:
         assert first["gate_a"] is False and "answer_a" not in first
 
     async def test_conv_metadata_counts_the_prompt_as_the_user_turn(self, client, app):
-        from arena.ratings.style import style_features
+        from arena.answers.style import style_features
 
         seeded(app)
         response = await client.get("/api/admin/votes/export?format=jsonl", headers=AUTH)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from arena.answers.style import feature_vector, style_features
 from arena.export.format import (
     FormatError,
     conv_metadata,
@@ -20,7 +21,6 @@ from arena.export.format import (
 from arena.export.readers import check_file, iter_rows
 from arena.export.writers import write_rows
 from arena.ratings.job import log_from_file
-from arena.ratings.style import feature_vector, style_features
 
 ANSWER_A = "# Tokyo\n\n**Tokyo Tower** at 35.6586° N, 139.7454° E\n- orange lattice\n- Minato"
 ANSWER_B = "Somewhere in *Japan*."

@@ -12,10 +12,10 @@ import httpx
 import pytest
 
 from arena.config import ContenderConfig, PoolConfig
+from arena.contenders.deps import ProviderDeps
 from arena.gatekeeper import Verdict, build_gatekeeper, rejection_message
 from arena.gatekeeper.llm import MalformedVerdict, parse_verdict
 from arena.images.store import ImageStore
-from arena.providers.registry import ProviderDeps
 from tests.gatekeeper.judge_server import JudgeServer
 from tests.servers import serve_in_thread
 

@@ -34,9 +34,9 @@ def png_claiming(width: int, height: int) -> bytes:
     return data[:16] + bytes(ihdr) + crc + data[16 + 13 + 4:]
 
 
-def refused(data: bytes, limits: IntakeLimits = IntakeLimits()) -> IntakeError:
+def refused(data: bytes, limits: IntakeLimits | None = None) -> IntakeError:
     with pytest.raises(IntakeError) as raised:
-        normalise(data, limits)
+        normalise(data, limits or IntakeLimits())
     return raised.value
 
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from PIL import Image, PngImagePlugin
 from sqlalchemy import select
 
+from arena.contenders.gate.registry import jpeg_bytes
 from arena.db.tables import Battle
-from arena.gate.registry import jpeg_bytes
 from arena.images.encode import jpeg_segments
 from arena.images.intake import IntakeError, normalise
 from tests.battles.test_flow import run_battle
@@ -194,7 +194,7 @@ class TestThroughTheArena:
         for body in requests:
             url = body["messages"][-1]["content"][1]["image_url"]["url"]
             assert_pixels_only(base64.b64decode(url.split(",", 1)[1]), GPS_TEXT, POLYGLOT)
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             sha = session.scalars(select(Battle.image_sha256)).one()
         public = await client.get(f"/images/{sha}")
         assert public.status_code == 200

@@ -128,13 +128,13 @@ class TestStoredAndExported:
         battle_id, events = await run_battle(client, photo_bytes)
         assert events[-1][0] == "end"
         assert (await client.post(f"/api/battles/{battle_id}/vote", json={"choice": "a"})).status_code == 200
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             stored = session.scalars(select(Battle.propensity).where(Battle.id == battle_id)).one()
         # the test pool has two contenders: one possible pair
         assert stored == pytest.approx(1.0)
         from arena.export.db import export_rows
 
-        with app.state.sessionmaker() as session:
+        with app.state.services.database.sessions() as session:
             rows = list(export_rows(session))
         assert [r["propensity"] for r in rows] == [pytest.approx(1.0)]
 

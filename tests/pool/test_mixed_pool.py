@@ -16,16 +16,16 @@ import httpx
 import pytest
 
 from arena.config import ContenderConfig, PoolConfig
-from arena.images.store import ImageStore
-from arena.pool import PoolPolicy, find_identity_leaks
-from arena.providers.base import (
+from arena.contenders.base import (
     Contender,
     ContenderError,
     ContenderImage,
     TextDelta,
     Usage,
 )
-from arena.providers.registry import ProviderDeps, build_pool
+from arena.contenders.compose import ProviderDeps, build_pool
+from arena.images.store import ImageStore
+from arena.pool import PoolPolicy, find_identity_leaks
 from tests.pool.model_apis import ModelAPIs
 from tests.servers import serve_in_thread
 

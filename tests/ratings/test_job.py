@@ -57,7 +57,7 @@ class TestLeaderboardApi:
         assert page.status_code == 200 and "No leaderboard yet" in page.text
 
     async def test_latest_snapshot_is_served_and_rendered(self, client, app):
-        sessions = app.state.sessionmaker
+        sessions = app.state.services.database.sessions
         with sessions() as session:
             seed_arena(session)
         rank_database(sessions, RankOptions(rounds=10, seed=1))
@@ -74,7 +74,7 @@ class TestLeaderboardApi:
         assert embedded and json.loads(embedded.group(1))["votes_used"] == 12
 
     async def test_the_page_names_the_confidence_level_the_snapshot_used(self, client, app):
-        sessions = app.state.sessionmaker
+        sessions = app.state.services.database.sessions
         with sessions() as session:
             seed_arena(session)
         rank_database(sessions, RankOptions(ci="sandwich", level=0.9))
@@ -90,7 +90,7 @@ class TestLeaderboardApi:
             assert events[-1][0] == "end"
             vote = await client.post(f"/api/battles/{battle_id}/vote", json={"choice": "a"})
             assert vote.status_code == 200, vote.text
-        snapshot = rank_database(app.state.sessionmaker, RankOptions(rounds=10))
+        snapshot = rank_database(app.state.services.database.sessions, RankOptions(rounds=10))
         assert snapshot["votes_used"] == 2
         body = (await client.get("/api/leaderboard")).json()
         assert {r["contender"] for r in body["leaderboard"]} == {"model-one", "model-two"}

@@ -1,6 +1,6 @@
 """The leaderboard page in headless Chromium: 2 and 100 contenders, desktop
 and phone, no request leaving the server, the toggle and the charts working.
-Screenshots land in `screenshots/` (ignored by git) for a person to look at."""
+Screenshots land in SCREENSHOTS (the system's temporary folder) for a person to look at."""
 
 from __future__ import annotations
 
@@ -14,15 +14,15 @@ from arena.app import create_app
 from arena.config import Settings
 from arena.db.migrate import upgrade
 from arena.db.session import make_engine, make_sessionmaker
-from arena.ratings.job import store_snapshot
 from arena.ratings.leaderboard import RankOptions, VoteLog, build_snapshot
+from arena.ratings.snapshot import store_snapshot
+from tests.conftest import SCREENSHOTS
 from tests.ratings.simulate import simulate
 from tests.servers import serve_in_thread
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "screenshots"
 
 
 def snapshot_for(contenders: int, votes: int, seed: int) -> dict[str, Any]:
@@ -60,7 +60,7 @@ def open_page(chromium: Any, base: str, *, phone: bool = False) -> tuple[Any, An
 
 class TestLeaderboardInBrowser:
     def test_hundred_contenders_on_desktop_and_phone(self, chromium, tmp_path):
-        SCREENSHOTS.mkdir(exist_ok=True)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         with serve_with(tmp_path, snapshot_for(100, 60_000, 1)) as base:
             context, page, requests, errors = open_page(chromium, base)
             assert errors == []

@@ -32,7 +32,9 @@ class TestInversePropensity:
         log = VoteLog(names, a, b, y, propensity=propensity)
         plain = build_snapshot(log, RankOptions(ci="sandwich", style=False))
         weighted = build_snapshot(log, RankOptions(ci="sandwich", style=False, inverse_propensity=True))
-        rating = lambda s: {r["contender"]: r["rating"] for r in s["leaderboard"]}
+        def rating(snapshot):
+            return {r["contender"]: r["rating"] for r in snapshot["leaderboard"]}
+
         assert weighted["method"]["inverse_propensity"] is True
         for name in names:
             assert rating(weighted)[name] == pytest.approx(rating(uniform)[name], abs=1e-6)

@@ -24,7 +24,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
 SAMPLE_IMAGES = SHARED / "data" / "geobrowse-sample" / "images"
-SCREENSHOTS = ROOT / "screenshots"
 SERVER_START_TIMEOUT = 90.0  # seconds: `arena serve` migrates the database and builds the pool first
 
 

@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.web.conftest import SCREENSHOTS, ArenaServer, free_port, serve_arena
+from tests.conftest import SCREENSHOTS
+from tests.web.conftest import ArenaServer, free_port, serve_arena
 
 pytestmark = pytest.mark.browser
 
@@ -88,7 +89,7 @@ class TestArenaInBrowser:
         new_battle.wait_for()
         names = [pane.locator(".model-name").inner_text() for pane in panes]
         assert set(names) == OFFLINE_POOL
-        for pane, name in zip(panes, names):
+        for pane, name in zip(panes, names, strict=True):
             assert pane.locator(".badge--label").inner_text() == "baseline"
             gate = name.endswith("+gate")
             assert pane.locator(".badge--gate").count() == (1 if gate else 0)
@@ -107,7 +108,7 @@ class TestArenaInBrowser:
             ).fetchall()
         assert row == (names[0], "a")
 
-        SCREENSHOTS.mkdir(exist_ok=True)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / "arena-reveal-desktop.png"), full_page=True)
 
         new_battle.click()
@@ -140,7 +141,7 @@ class TestArenaInBrowser:
         assert alert.inner_text() == message
         assert page.locator("#battle").is_hidden()
 
-        SCREENSHOTS.mkdir(exist_ok=True)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / "arena-refusal-phone.png"), full_page=True)
 
     def test_drop_a_photo_on_the_zone(self, arena_server: ArenaServer, desktop: Any, sample_photo: Path) -> None:
@@ -178,7 +179,7 @@ class TestArenaInBrowser:
         note = page.locator("#verdict-note").inner_text()
         assert f"Model {failed.upper()} failed, so this battle cannot be voted on" in note
         assert all(b.is_disabled() for b in page.locator("[data-choice]").all())
-        SCREENSHOTS.mkdir(exist_ok=True)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / "arena-side-failed-desktop.png"), full_page=True)
 
         new_battle.click()

@@ -1,0 +1,178 @@
+"""HTTP plumbing shared by the provider clients: a streaming POST with
+connect-only retries, the API's error message on 4xx/5xx, and an SSE reader
+with a stall timeout and an overall deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from arena.contenders.base import ContenderError, GenerationLimits
+
+RETRY_BACKOFF = 0.5  # seconds, doubled per attempt
+
+
+@dataclass(frozen=True)
+class SSEMessage:
+    event: str
+    data: str
+
+
+@asynccontextmanager
+async def open_stream(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    body: dict[str, Any],
+    headers: dict[str, str],
+    limits: GenerationLimits,
+    who: str,
+) -> AsyncIterator[httpx.Response]:
+    """POST `body` and yield the streaming response once its status is 2xx.
+
+    Only failures to connect are retried: once a request reached the server,
+    sending it again could bill twice or answer twice.
+    """
+    timeout = httpx.Timeout(connect=10.0, read=limits.stall_timeout, write=30.0, pool=10.0)
+    attempt = 0
+    while True:
+        try:
+            async with http.stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise ContenderError(
+                        redact_secrets(describe_http_error(who, response), headers),
+                        retryable=response.status_code in (408, 429, 500, 502, 503, 504, 529),
+                    )
+                yield response
+                return
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            if attempt >= limits.connect_retries:
+                raise ContenderError(f"{who}: could not connect to the model server ({type(exc).__name__}).",
+                                     retryable=True) from None
+            attempt += 1
+            await asyncio.sleep(RETRY_BACKOFF * 2 ** (attempt - 1))
+        except httpx.ReadTimeout:
+            raise ContenderError(
+                f"{who}: the model server sent nothing for {_seconds(limits.stall_timeout)}.", retryable=True
+            ) from None
+        except httpx.RemoteProtocolError:
+            raise ContenderError(f"{who}: the model server closed the connection mid-answer.",
+                                 retryable=True) from None
+        except httpx.HTTPError as exc:
+            raise ContenderError(f"{who}: HTTP error talking to the model server ({type(exc).__name__}).") from None
+
+
+async def iter_sse(response: httpx.Response, limits: GenerationLimits, who: str) -> AsyncIterator[SSEMessage]:
+    """Parse a text/event-stream body into messages.
+
+    Each line must arrive within the stall timeout, and the whole answer
+    within `limits.timeout`: the wait for a line is the shorter of the two."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limits.timeout
+    lines = response.aiter_lines()
+    event = ""
+    data: list[str] = []
+    try:
+        while True:
+            remaining = deadline - loop.time()
+            wait = min(limits.stall_timeout, remaining)
+            try:
+                line = await asyncio.wait_for(anext(lines), timeout=max(wait, 0.001))
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                if remaining <= limits.stall_timeout:
+                    raise ContenderError(f"{who}: the answer took longer than {_seconds(limits.timeout)}.",
+                                         retryable=True) from None
+                raise ContenderError(f"{who}: the model server stalled (nothing for "
+                                     f"{_seconds(limits.stall_timeout)}).", retryable=True) from None
+            if not line:
+                if data:
+                    yield SSEMessage(event or "message", "\n".join(data))
+                event, data = "", []
+                continue
+            if line.startswith(":"):
+                continue  # comment / keep-alive
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if field == "event":
+                event = value
+            elif field == "data":
+                data.append(value)
+        if data:
+            yield SSEMessage(event or "message", "\n".join(data))
+    except httpx.ReadTimeout:
+        raise ContenderError(
+            f"{who}: the model server stalled (nothing for {_seconds(limits.stall_timeout)}).", retryable=True
+        ) from None
+    except (httpx.RemoteProtocolError, httpx.ReadError):
+        raise ContenderError(f"{who}: the model server broke off the stream mid-answer.", retryable=True) from None
+    finally:
+        await lines.aclose()  # type: ignore[attr-defined]  # an async generator underneath
+
+
+def parse_json(data: str, who: str) -> Any:
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError:
+        raise ContenderError(f"{who}: the model server sent a malformed chunk.") from None
+
+
+def describe_http_error(who: str, response: httpx.Response) -> str:
+    """`who: HTTP 429 (rate limited): <the API's own message>`, never the request."""
+    status = response.status_code
+    reason = {
+        400: "bad request", 401: "unauthorised: check the API key", 403: "forbidden",
+        404: "not found: check base_url and model", 408: "timeout", 413: "request too large",
+        429: "rate limited", 500: "server error", 502: "bad gateway", 503: "unavailable",
+        504: "gateway timeout", 529: "overloaded",
+    }.get(status, "error")
+    detail = _api_message(response)
+    return f"{who}: HTTP {status} ({reason})" + (f": {detail}" if detail else ".")
+
+
+_SECRET_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key")
+# keys as the big APIs spell them, also when a server masks part of one
+_KEY_PATTERN = re.compile(r"\b(?:sk-|AIza)[A-Za-z0-9_*.-]{6,}")
+
+
+def redact_secrets(text: str, headers: dict[str, str]) -> str:
+    """`text` without the credentials of `headers`, nor anything shaped like
+    an API key: a server may quote the key it was sent in its error, and that
+    message is shown to voters and stored."""
+    for name, value in headers.items():
+        if name.lower() in _SECRET_HEADERS:
+            secret = value.split(" ", 1)[1] if " " in value else value
+            if secret:
+                text = text.replace(secret, "[redacted]")
+    return _KEY_PATTERN.sub("[redacted]", text)
+
+
+def _api_message(response: httpx.Response) -> str:
+    try:
+        payload = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError, httpx.ResponseNotRead):
+        return response.text[:200].strip() if response.text and "<" not in response.text[:1] else ""
+    # OpenAI: {"error": {"message"}}; Anthropic: {"error": {"type", "message"}};
+    # Gemini: {"error": {"code", "message", "status"}} or a list of those.
+    if isinstance(payload, list) and payload:
+        payload = payload[0]
+    if isinstance(payload, dict):
+        error = payload.get("error", payload)
+        if isinstance(error, dict):
+            return str(error.get("message") or error.get("type") or "")[:300]
+        if isinstance(error, str):
+            return error[:300]
+    return ""
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s" if value >= 10 else f"{value:.3g} s"

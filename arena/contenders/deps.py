@@ -1,0 +1,30 @@
+"""What building a contender may need, made once in the app's lifespan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+from arena.config import ContenderConfig, PoolConfig
+from arena.contenders.base import GenerationLimits
+from arena.images.store import ImageStore
+
+
+@dataclass
+class ProviderDeps:
+    """The shared HTTP client, the image store and the pool file."""
+
+    http: httpx.AsyncClient
+    images: ImageStore
+    pool: PoolConfig
+
+
+def limits_of(cfg: ContenderConfig) -> GenerationLimits:
+    """The generation limits a pool entry sets."""
+    return GenerationLimits(
+        max_tokens=cfg.max_tokens,
+        temperature=cfg.temperature,
+        timeout=cfg.timeout,
+        stall_timeout=min(cfg.timeout, float(cfg.options.get("stall_timeout", 30.0))),
+    )

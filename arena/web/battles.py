@@ -1,0 +1,233 @@
+"""HTTP API of battles: the challenge, create, stream, vote."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import secrets
+from dataclasses import asdict
+from datetime import timedelta
+from typing import Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel
+from sqlalchemy.orm import Session
+from starlette.datastructures import UploadFile
+from starlette.types import Message
+
+from arena.battles import integrity, labels, repository
+from arena.battles.votes import Reveal, cast_vote, voter_hash
+from arena.config import Settings
+from arena.db.tables import utcnow
+from arena.deps import AdminDep, BattleRunsDep, DatabaseDep, ServicesDep, SessionDep, SettingsDep
+from arena.errors import ClientError
+from arena.geo.language import guess_language
+from arena.images.intake import IntakeLimits, NormalisedImage, normalise
+from arena.pool import PoolExhausted
+
+router = APIRouter()
+
+VOTER_COOKIE = "arena_voter"
+
+
+class BattleCreated(BaseModel):
+    battle_id: str
+    events_url: str
+
+
+class VoteIn(BaseModel):
+    choice: Literal["a", "b", "tie", "both_bad"]
+
+
+@router.get("/api/challenge")
+def challenge(request: Request, session: SessionDep, services: ServicesDep) -> JSONResponse:
+    """Whether this browser must solve a proof-of-work before its next battle, and the puzzle."""
+    settings, config = services.settings, services.pool_config.integrity
+    voter_id = request.cookies.get(VOTER_COOKIE) or secrets.token_hex(16)
+    voter = _voter(voter_id, settings)
+    bits = integrity.challenge_bits(session, config, voter, _ip_hash(request, settings))
+    body: dict[str, object] = {"required": bits > 0}
+    if bits:
+        issued = integrity.issue(settings.secret_key, voter, bits, config.challenge_ttl_seconds)
+        body.update(token=issued.token, bits=issued.bits, expires_at=issued.expires_at)
+    response = JSONResponse(body, headers={"Cache-Control": "no-store"})
+    _ensure_voter_cookie(request, response, voter_id)
+    return response
+
+
+@router.post("/api/battles", status_code=201, response_model=BattleCreated)
+async def create_battle(
+    request: Request, settings: SettingsDep, db: DatabaseDep, services: ServicesDep
+) -> JSONResponse:
+    """Start a battle from an uploaded photo and a question."""
+    declared = int(request.headers.get("content-length") or 0)
+    if declared > settings.max_upload_bytes + 64 * 1024:  # room for the prompt and multipart framing
+        raise ClientError(413, "file_too_large",
+                          f"The upload is larger than the {settings.max_upload_bytes // (1024 * 1024)} MB limit.")
+    ip_hash = _ip_hash(request, settings)
+    config = services.pool_config.integrity
+    voter_id = request.cookies.get(VOTER_COOKIE) or secrets.token_hex(16)  # the cookie is set with the answer
+    voter = _voter(voter_id, settings)
+    # short transactions of their own: no pooled connection is held while a slow upload arrives
+    needed_bits = await db.run(integrity.challenge_bits, config, voter, ip_hash)
+    if settings.battles_per_minute:
+        started = await db.run(repository.recent_battles, ip_hash, utcnow() - timedelta(minutes=1))
+        if started >= settings.battles_per_minute:
+            raise ClientError(429, "rate_limited",
+                              f"You have started {started} battles in the last minute; please wait a moment "
+                              "before starting another.", headers={"Retry-After": "60"})
+    # The body is counted as it arrives: a chunked upload has no Content-Length
+    # to refuse up front, and the form parser would spool all of it to disk.
+    # The form closes (and deletes) its spooled upload when this block ends.
+    async with _limited(request, settings.max_upload_bytes).form(max_files=1, max_fields=7) as form:
+        upload, prompt = form.get("image"), form.get("prompt")
+        if needed_bits:
+            token, solution = form.get("challenge"), form.get("solution")
+            if not isinstance(token, str) or not isinstance(solution, str) or not token:
+                raise integrity.missing_challenge()
+            await db.run(integrity.redeem, settings.secret_key, voter, token, solution, needed_bits)
+        if not isinstance(upload, UploadFile):
+            raise ClientError(422, "missing_image", "Attach a photo in the `image` field.")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ClientError(422, "missing_prompt", "Ask a question about the photo in the `prompt` field.")
+        prompt = prompt.strip()
+        if len(prompt) > settings.max_prompt_chars:
+            raise ClientError(422, "prompt_too_long", f"The question is {len(prompt)} characters long; "
+                              f"the limit is {settings.max_prompt_chars}.")
+        data = await upload.read(settings.max_upload_bytes + 1)
+        share, location, place = form.get("share_location"), form.get("location"), form.get("place")
+    limits = IntakeLimits(settings.max_upload_bytes, settings.max_pixels, settings.contender_long_side)
+    image = await asyncio.to_thread(normalise, data, limits)  # IntakeError is answered as it is
+    label = await asyncio.to_thread(  # opt-in only; the photo's GPS is dropped here otherwise
+        labels.label_from_form, share=share, location=location, place=place, exif_gps=image.gps,
+        precision_km=settings.label_precision_km,
+    )
+
+    verdict = await services.gatekeeper.classify(prompt)
+    if not verdict.geographic:
+        await db.run(repository.count_rejection, verdict.classifier[:100])
+        raise ClientError(422, "not_geographic", verdict.reason)
+
+    try:
+        draw = services.draw_pair(random.SystemRandom())
+    except PoolExhausted:
+        raise ClientError(503, "no_contenders",
+                          "Not enough contenders are available right now; please try again in a minute.") from None
+    pair = draw.pair
+    gates = (services.pool[pair[0]].gate, services.pool[pair[1]].gate)
+
+    sha = await asyncio.to_thread(services.images.put, image.jpeg, "jpg")
+    battle_id = await db.run(  # committed before answering: the client opens the stream right away
+        _store_battle, image, sha, prompt=prompt, contenders=pair, gates=gates,
+        client_hash=_client_hash(request, settings), ip_hash=ip_hash, voter=voter, propensity=draw.propensity,
+        label=label,
+    )
+    body = BattleCreated(battle_id=battle_id, events_url=f"/api/battles/{battle_id}/events")
+    response = JSONResponse(body.model_dump(), status_code=201)
+    _ensure_voter_cookie(request, response, voter_id)
+    return response
+
+
+@router.get("/api/battles/{battle_id}/events")
+async def battle_events(battle_id: str, db: DatabaseDep, runs: BattleRunsDep) -> StreamingResponse:
+    """Server-sent events: both answers as they stream, then `ready` and `end`."""
+    if not await db.run(repository.battle_exists, battle_id):
+        raise ClientError(404, "battle_not_found", "There is no battle with this id.")
+    return StreamingResponse(
+        runs.stream(battle_id),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.post("/api/battles/{battle_id}/vote", response_model=Reveal)
+def vote(
+    battle_id: str, body: VoteIn, request: Request, session: SessionDep, services: ServicesDep,
+) -> JSONResponse:
+    """Cast the battle's one vote; the answer reveals the contenders.
+
+    A plain function: FastAPI runs it in the thread pool, so its database
+    work never stalls the streams on the event loop."""
+    settings = services.settings
+    voter_id = request.cookies.get(VOTER_COOKIE)
+    reveal = cast_vote(  # VoteRefused (and the 429 of the daily limits) is answered as it is
+        session, battle_id, body.choice, _voter(voter_id, settings) if voter_id else "", services.pool_config,
+        address=_ip_hash(request, settings),
+    )
+    return JSONResponse(asdict(reveal))
+
+
+@router.delete("/api/admin/battles/{battle_id}/label", dependencies=[AdminDep])
+def delete_label(battle_id: str, session: SessionDep) -> JSONResponse:
+    """Forget a battle's location label (admin token); its distances leave the next snapshot."""
+    if not labels.delete_label(session, battle_id):
+        raise ClientError(404, "label_not_found", "This battle has no location label.")
+    return JSONResponse({"battle_id": battle_id, "deleted": True})
+
+
+def _store_battle(
+    session: Session, image: NormalisedImage, sha: str, *, prompt: str, contenders: tuple[str, str],
+    gates: tuple[bool, bool], client_hash: str, ip_hash: str, voter: str, propensity: float | None,
+    label: labels.Label | None,
+) -> str:
+    repository.save_image(session, sha, image.width, image.height, len(image.jpeg))
+    battle = repository.create_battle(
+        session, prompt=prompt, image_sha256=sha, contenders=contenders, gates=gates,
+        client_hash=client_hash, ip_hash=ip_hash, language=guess_language(prompt), propensity=propensity,
+        categories=[],  # the language is its own column; the rating job makes it a category
+        starter_hash=voter,
+    )
+    if label is not None:
+        labels.save_label(session, battle.id, label)
+    integrity.bump(session, f"battles:voter:{voter}")  # risk signals for the challenge
+    integrity.bump(session, f"battles:address:{ip_hash}")
+    return battle.id
+
+
+def _limited(request: Request, max_bytes: int) -> Request:
+    """The same request, whose body refuses to grow past the upload limit (413)."""
+    limit = max_bytes + 64 * 1024  # room for the prompt and multipart framing
+    received = 0
+
+    async def receive() -> Message:
+        nonlocal received
+        message = await request.receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise ClientError(413, "file_too_large",
+                                  f"The upload is larger than the {max_bytes // (1024 * 1024)} MB limit.")
+        return message
+
+    return Request(request.scope, receive)
+
+
+def _client_ip(request: Request) -> str:
+    return request.client.host if request.client else ""
+
+
+def _ip_hash(request: Request, settings: Settings) -> str:
+    # an IPv6 address counts by its /64: rotating within it is one address
+    return voter_hash(settings.secret_key, "ip", integrity.address_key(_client_ip(request)))
+
+
+def _voter(voter_id: str, settings: Settings) -> str:
+    """The voter: an HMAC of the cookie id alone, so the same browser is the
+    same voter whichever address it comes from (the anomaly test and the daily
+    limit key on it)."""
+    return voter_hash(settings.secret_key, voter_id, "")
+
+
+def _client_hash(request: Request, settings: Settings) -> str:
+    voter_id = request.cookies.get(VOTER_COOKIE, "")
+    return voter_hash(settings.secret_key, voter_id, _client_ip(request))
+
+
+def _ensure_voter_cookie(request: Request, response: JSONResponse, voter_id: str | None = None) -> None:
+    if request.cookies.get(VOTER_COOKIE):
+        return
+    response.set_cookie(
+        VOTER_COOKIE, voter_id or secrets.token_hex(16), max_age=365 * 24 * 3600,
+        httponly=True, samesite="lax", secure=request.url.scheme == "https",
+    )

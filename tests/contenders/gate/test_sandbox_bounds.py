@@ -1,0 +1,251 @@
+"""The code sandbox bounded as a whole: memory and tmpfs of all its processes together,
+its process count, its system calls, no nested user namespaces, nothing left in the host's
+temporary directory, and no zombie when the server is pid 1."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arena.contenders.gate.settings import GateSettings
+from arena.contenders.gate.tools.code import CodeSandbox, code_tools
+
+ROOT = Path(__file__).resolve().parents[2]
+SANDBOX = CodeSandbox(timeout=8, memory_mb=768, max_processes=4)
+REASON = SANDBOX.unavailable()
+pytestmark = pytest.mark.skipif(bool(REASON), reason=f"code sandbox unavailable: {REASON}")
+
+# Every process it may start takes all the memory it can get, then /tmp and /dev/shm are filled.
+HOG = textwrap.dedent("""
+    import os, time
+    children = 0
+    for _ in range(8):
+        try:
+            if os.fork() == 0:
+                break
+            children += 1
+        except OSError:
+            break
+    chunks = []
+    try:
+        while True:
+            chunk = bytearray(4 * 1024 * 1024)
+            chunk[::4096] = b"x" * len(chunk[::4096])
+            chunks.append(chunk)
+    except MemoryError:
+        pass
+    for folder in ("/tmp", "/dev/shm"):
+        try:
+            with open(f"{folder}/fill-{os.getpid()}", "wb") as f:
+                while True:
+                    f.write(b"y" * (1 << 20))
+                    f.flush()
+        except OSError:
+            pass
+    print(os.getpid(), len(chunks) * 4, "MB", children, flush=True)
+    time.sleep(2.5)
+""")
+
+
+def descendants(root: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        children = [child for child, parent in parents.items() if parent == pid]
+        found += children
+        todo += children
+    return found
+
+
+def footprint(pids: list[int]) -> tuple[int, int]:
+    """(resident bytes of these processes, bytes used in their /tmp and /dev/shm)."""
+    rss, tmpfs = 0, {}
+    host_mounts = os.readlink("/proc/self/ns/mnt")
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    rss += int(line.split()[1]) * 1024
+            if os.readlink(f"/proc/{pid}/ns/mnt") == host_mounts:
+                continue  # bwrap's monitor: its /tmp is the host's
+            for folder in ("tmp", "dev/shm"):
+                vfs = os.statvfs(f"/proc/{pid}/root/{folder}")
+                # keyed by the mount's size and folder: the same tmpfs seen through every process
+                tmpfs[(folder, vfs.f_blocks)] = (vfs.f_blocks - vfs.f_bfree) * vfs.f_frsize
+        except (OSError, ValueError):
+            continue
+    return rss, sum(tmpfs.values())
+
+
+class TestMemoryAsAWhole:
+    async def test_all_processes_together_stay_under_the_ceiling(self) -> None:
+        peak = {"total": 0, "processes": 0}
+        stop = threading.Event()
+
+        def watch() -> None:
+            me = os.getpid()
+            while not stop.is_set():
+                pids = descendants(me)
+                rss, tmpfs = footprint(pids)
+                peak["total"] = max(peak["total"], rss + tmpfs)
+                peak["processes"] = max(peak["processes"], len(pids))
+                time.sleep(0.02)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            result = await SANDBOX.run(HOG)
+        finally:
+            stop.set()
+            watcher.join()
+        assert result.exit_code == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert len(lines) == SANDBOX.max_processes  # python and the 3 children it may have
+        ceiling = SANDBOX.memory_mb * 1024 * 1024
+        print(f"sandbox peak {peak['total'] / 2**20:.0f} MB of {SANDBOX.memory_mb} MB, "
+              f"{peak['processes']} processes")
+        assert peak["total"] <= ceiling
+        assert peak["total"] >= ceiling // 2  # the hog really reached for it
+        assert peak["processes"] <= SANDBOX.max_processes + 1  # and bwrap's monitor
+
+    async def test_threads_count_as_processes(self) -> None:
+        result = await SANDBOX.run(
+            "import threading, time\nstarted = 0\n"
+            "for _ in range(20):\n"
+            "    try:\n"
+            "        threading.Thread(target=time.sleep, args=(1,), daemon=True).start()\n"
+            "        started += 1\n"
+            "    except RuntimeError:\n"
+            "        break\n"
+            "print(started)"
+        )
+        assert result.stdout.strip() == str(SANDBOX.max_processes - 1)
+
+    def test_limits_that_cannot_make_a_working_sandbox_are_refused(self) -> None:
+        with pytest.raises(ValueError, match="Python needs about 100 MB"):
+            CodeSandbox(memory_mb=384, max_processes=4)
+        with pytest.raises(ValueError, match="1 to 4 processes"):
+            CodeSandbox(max_processes=32)
+
+    def test_the_pool_settings_reach_the_sandbox(self) -> None:
+        tools, _ = code_tools(GateSettings(code_memory_mb=1024, code_processes=3))
+        assert "1024 MB in all, 3 processes" in tools[0].spec.description
+
+
+class TestKernelSurface:
+    async def test_seccomp_filter_refuses_dangerous_calls(self) -> None:
+        result = await SANDBOX.run(textwrap.dedent("""
+            import ctypes, errno
+            libc = ctypes.CDLL(None, use_errno=True)
+            print([l.split()[1] for l in open('/proc/self/status') if l.startswith('Seccomp:')][0])
+            for name, call in (("ptrace", lambda: libc.ptrace(0, 0, 0, 0)),
+                               ("io_uring_setup", lambda: libc.syscall(425, 1, 0)),
+                               ("bpf", lambda: libc.syscall(321, 0, 0, 0)),
+                               ("keyctl", lambda: libc.syscall(250, 0, 0, 0)),
+                               ("mount", lambda: libc.mount(b"none", b"/tmp", b"tmpfs", 0, None))):
+                print(name, call(), errno.errorcode.get(ctypes.get_errno()))
+        """))
+        lines = result.stdout.splitlines()
+        assert lines[0] == "2", result.stderr  # SECCOMP_MODE_FILTER
+        assert all(line.endswith("-1 EPERM") for line in lines[1:]) and len(lines) == 6, lines
+
+    async def test_no_user_namespace_inside(self) -> None:
+        result = await SANDBOX.run(textwrap.dedent("""
+            import ctypes, errno, os
+            libc = ctypes.CDLL(None, use_errno=True)
+            pid = libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0)  # clone(CLONE_NEWUSER | SIGCHLD)
+            if pid == 0:
+                os._exit(0)
+            print(pid, errno.errorcode.get(ctypes.get_errno()))
+        """))
+        assert result.stdout.strip() in ("-1 ENOSPC", "-1 EPERM"), result.stdout + result.stderr
+
+
+class TestHostFootprint:
+    def test_nothing_is_left_in_the_temporary_directory(self, tmp_path: Path) -> None:
+        # a fresh process whose numpy sits in a private (0700) folder: the old sandbox copied it
+        # (72 MB) and wrote /etc's files into the temporary directory and never removed either
+        private = tmp_path / "checkout"
+        site = private / "site-packages"
+        shutil.copytree(Path(np.__file__).parent, site / "numpy")
+        libs = Path(np.__file__).parent.parent / "numpy.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, site / "numpy.libs")
+        private.chmod(0o700)
+        # a temporary directory the sandbox user can pass through (pytest's tmp_path is private)
+        temporary = Path(tempfile.mkdtemp(prefix="geoarena-test-tmp-"))
+        temporary.chmod(0o1777)  # like /tmp
+        script = textwrap.dedent(f"""
+            import asyncio
+            from pathlib import Path
+            from arena.contenders.gate.tools.code import CodeSandbox, sandbox_packages
+            box = CodeSandbox(timeout=5)
+            box.site_packages = sandbox_packages(Path({str(site)!r}), ("numpy", "numpy.libs"))
+            assert box.site_packages["numpy"].startswith({str(temporary)!r})  # copied, there
+            result = asyncio.run(box.run("import numpy; print(numpy.int64(6) * 7)"))
+            print(result.stdout.strip() or result)
+        """)
+        env = {**os.environ, "TMPDIR": str(temporary)}
+        done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=120, check=False)
+        try:
+            assert done.stdout.strip() == "42", done.stderr
+            assert list(temporary.iterdir()) == []
+        finally:
+            shutil.rmtree(temporary, ignore_errors=True)
+
+
+ZOMBIE_SCRIPT = textwrap.dedent("""
+    import asyncio, os
+    from pathlib import Path
+    from arena.contenders.gate.tools.code import CodeSandbox
+
+    async def main():
+        box = CodeSandbox(timeout=5)
+        assert not box.unavailable()
+        outputs = [(await box.run(f"print({i} * 2)")).stdout.strip() for i in range(20)]
+        await asyncio.sleep(0.5)
+        zombies = [s for s in Path("/proc").glob("[0-9]*/stat") if s.read_text().rsplit(")", 1)[1].split()[0] == "Z"]
+        print(os.getpid(), len([o for o in outputs if o]), len(zombies))
+
+    asyncio.run(main())
+""")
+
+
+class TestAsPidOne:
+    def test_twenty_code_calls_leave_no_zombie(self) -> None:
+        if os.geteuid() == 0:
+            wrapper = ["unshare", "--pid", "--fork", "--mount-proc"]
+        else:  # bwrap makes the server pid 1 of a new namespace without privileges
+            wrapper = [shutil.which("bwrap") or "bwrap", "--dev-bind", "/", "/", "--unshare-pid",
+                       "--as-pid-1", "--proc", "/proc", "--"]
+        done = subprocess.run([*wrapper, sys.executable, "-c", ZOMBIE_SCRIPT], cwd=ROOT, capture_output=True,
+                              text=True, timeout=180, check=False)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["1", "20", "0"]  # pid 1, 20 answers, no zombie
+
+
+async def test_concurrent_runs_are_bounded() -> None:
+    box = CodeSandbox(timeout=5, max_concurrent=1)
+    started = time.monotonic()
+    code = "import time\ntime.sleep(0.6)\nprint('ok')"
+    results = await asyncio.gather(box.run(code), box.run(code))
+    assert [r.stdout for r in results] == ["ok\n", "ok\n"]
+    assert time.monotonic() - started >= 1.2  # one after the other: the memory bound x 1, not x 2
