@@ -235,6 +235,10 @@ class RatingsSection(Section):
     anchor: str | None = None
     anchor_rating: float | None = None
     min_category_votes: int | None = None
+    ties: str | None = None  # "half" | "davidson" | "ignore"
+    inverse_propensity: bool | None = None
+    provisional_votes: int | None = None
+    outlier_alpha: float | None = None
 
 
 class PoolConfig(Section):
@@ -247,6 +251,8 @@ class PoolConfig(Section):
     tools: GateSettings = Field(default_factory=GateSettings)
     ratings: RatingsSection = Field(default_factory=RatingsSection)
     integrity: IntegrityConfig = Field(default_factory=IntegrityConfig)
+    # the keys of a contender; read and checked by arena.bench.judges
+    judge: dict[str, Any] | None = None
 
     @field_validator("contenders")
     @classmethod

@@ -12,7 +12,7 @@ from arena.config import ContenderConfig, PoolConfig
 
 def judge_table(pool: PoolConfig) -> ContenderConfig | None:
     """The `[judge]` table as a contender entry, or None without one."""
-    table = (pool.model_extra or {}).get("judge")
+    table = pool.judge
     if table is None:
         return None
     if not isinstance(table, dict):

@@ -22,7 +22,7 @@ from tests.servers import serve_in_thread
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = Path(os.environ.get("GEOARENA_SCREENSHOTS", ROOT / "screenshots"))
+from tests.conftest import SCREENSHOTS  # noqa: E402
 
 
 def write_pool(path: Path, models_url: str, judge_url: str) -> None:
@@ -100,7 +100,7 @@ class TestBenchSection:
             assert "Model judge vision-judge" in judge.inner_text() and "position consistency 100.0%" in judge.inner_text()
             assert not errors, errors
             assert all(r.startswith(base) for r in requests), [r for r in requests if not r.startswith(base)]
-            SCREENSHOTS.mkdir(exist_ok=True)
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.locator("#bench").screenshot(path=str(SCREENSHOTS / "leaderboard-bench.png"))
         finally:
             context.close()
@@ -130,7 +130,7 @@ class TestReviewPage:
             assert page.locator(".review__photo").evaluate("img => img.naturalWidth") > 0
             assert "geo-large" not in page.content()
             assert page.locator(".review__meta").inner_text().endswith("5 battles left")
-            SCREENSHOTS.mkdir(exist_ok=True)
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOTS / "review.png"), full_page=True)
             page.get_by_role("button", name="Answer 1 is better").click()
             page.wait_for_load_state()

@@ -135,7 +135,7 @@ class TestHonestUncertaintyInBrowser:
         snapshot = build_snapshot(log, RankOptions(rounds=20, seed=4, provisional_votes=300))
         newcomer = next(r for r in snapshot["leaderboard"] if r["contender"] == "newcomer-7b")
         assert newcomer["provisional"] and newcomer["votes"] < 300
-        SCREENSHOTS.mkdir(exist_ok=True)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         with serve_with(tmp_path, snapshot) as base:
             context, page, _, errors = open_page(chromium, base)
             assert errors == []

@@ -10,7 +10,8 @@ from scipy.special import expit
 
 from arena.ratings import bt
 from arena.ratings.leaderboard import RankOptions, VoteLogBuilder, build_snapshot
-from arena.ratings.snapshot import describe, votes_to_swap
+from arena.ratings.robustness import votes_to_swap
+from arena.ratings.snapshot import describe
 
 
 def simulated(n: int, votes: int, seed: int, spread: float = 0.5) -> bt.Matchups:

@@ -14,7 +14,8 @@ from arena.ratings.accuracy import LabelledVote
 from arena.ratings.job import store_snapshot
 from arena.ratings.leaderboard import RankOptions, VoteLogBuilder, build_snapshot
 from arena.ratings.regions import region_categories
-from tests.web.conftest import SCREENSHOTS, ArenaServer, serve_arena
+from tests.conftest import SCREENSHOTS
+from tests.web.conftest import ArenaServer, serve_arena
 
 pytestmark = pytest.mark.browser
 
@@ -87,7 +88,7 @@ class TestAccuracyBoard:
             assert shaded == sorted(c for c, _, _ in PLACES)
             box = page.locator("#lb-accuracy .world-map").bounding_box()
             assert box is not None and box["width"] > 400 and box["height"] > 150
-            SCREENSHOTS.mkdir(exist_ok=True)
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.locator("#lb-accuracy").screenshot(path=str(SCREENSHOTS / "leaderboard-accuracy-map.png"))
             page.screenshot(path=str(SCREENSHOTS / "leaderboard-with-accuracy.png"), full_page=True)
         finally:

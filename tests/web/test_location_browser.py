@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from arena.geo.distance import great_circle_km
-from tests.web.conftest import SAMPLE_IMAGES, SCREENSHOTS, ArenaServer, serve_arena
+from tests.conftest import SCREENSHOTS
+from tests.web.conftest import SAMPLE_IMAGES, ArenaServer, serve_arena
 
 pytestmark = pytest.mark.browser
 
@@ -55,7 +56,7 @@ class TestPinOnTheMap:
             page.get_by_label("Drop a photo here").set_input_files(photo)
             page.locator("#photo-preview").wait_for(state="visible", timeout=10_000)
             page.get_by_label("Your question").fill("Which provincial capital city in China is this?")
-            SCREENSHOTS.mkdir(exist_ok=True)
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOTS / "upload-location-pin.png"), full_page=True)
             page.get_by_role("button", name="Start battle").click()
             page.locator("#battle").wait_for(state="visible")

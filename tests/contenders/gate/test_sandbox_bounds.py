@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena.contenders.gate.settings import GateSettings
+from arena.config import GateSettings
 from arena.contenders.gate.tools.code import CodeSandbox, code_tools
 
 ROOT = Path(__file__).resolve().parents[2]
