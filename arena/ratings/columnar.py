@@ -96,7 +96,7 @@ def _array(column: pa.ChunkedArray) -> pa.Array:
 
 
 def _empty(array: pa.Array) -> bool:
-    return array.null_count == len(array)
+    return bool(array.null_count == len(array))
 
 
 def _valid(col: dict[str, pa.Array]) -> bool:
@@ -177,7 +177,7 @@ def _exclusions(col: dict[str, pa.Array]) -> pa.Array:
 
 
 def _bools(array: pa.Array) -> np.ndarray:
-    return pc.fill_null(array, False).to_numpy(zero_copy_only=False).astype(np.float64)
+    return np.asarray(pc.fill_null(array, False).to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
 def _features(meta: pa.Array, gps_a: pa.Array, gps_b: pa.Array) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -189,7 +189,7 @@ def _features(meta: pa.Array, gps_a: pa.Array, gps_b: pa.Array) -> tuple[np.ndar
     for side, gps in (("a", gps_a), ("b", gps_b)):
         def field(*path: str) -> np.ndarray:
             value = pc.struct_field(meta, list(path))
-            return pc.fill_null(value, 0).to_numpy(zero_copy_only=False).astype(np.float64)
+            return np.asarray(pc.fill_null(value, 0).to_numpy(zero_copy_only=False), dtype=np.float64)
 
         features = np.empty((len(meta), 5))
         features[:, 0] = field(f"sum_assistant_{side}_tokens")
