@@ -154,7 +154,7 @@ class TestServerStart:
                             database_url=f"sqlite:///{tmp_path / 'arena.db'}", secret_key="test-secret")
         app = create_app(settings)
         async with app.router.lifespan_context(app):
-            gatekeeper = app.state.gatekeeper
+            gatekeeper = app.state.services.gatekeeper
             assert gatekeeper._offline is not None  # warmed by the lifespan, not by a first upload
             assert gatekeeper._offline.trained_on > 0
 
