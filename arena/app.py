@@ -31,7 +31,7 @@ from arena.geo.gazetteer import country_display_name
 from arena.images.store import ImageStore
 from arena.pool import PoolPolicy, find_identity_leaks
 from arena.pool.counts import EvidenceCache, VoteCountCache
-from arena.web import admin, battles, bench, images, leaderboard, pages, review
+from arena.web import admin, battles, bench, health, images, leaderboard, pages, review
 from arena.web.origin import SameOriginWrites
 from arena.web.worldmap import world_map_svg
 
@@ -42,7 +42,8 @@ TEMPLATES = ROOT / "templates"
 STATIC = ROOT / "static"
 
 ROUTERS = (
-    battles.router, images.router, pages.router, leaderboard.router, admin.router, review.router, bench.router,
+    health.router, battles.router, images.router, pages.router, leaderboard.router, admin.router, review.router,
+    bench.router,
 )
 
 

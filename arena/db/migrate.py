@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 
@@ -26,3 +30,14 @@ def upgrade(url: str, revision: str = "head") -> None:
 
 def downgrade(url: str, revision: str) -> None:
     command.downgrade(alembic_config(url), revision)
+
+
+@lru_cache(maxsize=1)
+def head_revisions() -> tuple[str, ...]:
+    """The revisions this code expects (read once from migrations/)."""
+    return tuple(sorted(ScriptDirectory.from_config(alembic_config("sqlite://")).get_heads()))
+
+
+def current_revisions(connection: Connection) -> tuple[str, ...]:
+    """The revisions the database was migrated to (empty before the first)."""
+    return tuple(sorted(MigrationContext.configure(connection).get_current_heads()))

@@ -79,6 +79,11 @@ class Gatekeeper:
         if self.mode != "off":
             await self._classifier()
 
+    @property
+    def warmed(self) -> bool:
+        """Whether a verdict can be given without loading a model first (for `/readyz`)."""
+        return self.mode == "off" or self._offline is not None
+
     def _offline_verdict(self, offline: OfflineModel, text: str, classifier: str) -> Verdict:
         score = offline.score(text)
         if score >= self.threshold:
