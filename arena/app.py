@@ -11,6 +11,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 from fastapi import FastAPI, HTTPException, Request
@@ -34,6 +35,9 @@ from arena.pool.counts import EvidenceCache, VoteCountCache
 from arena.web import admin, battles, bench, health, images, leaderboard, pages, review
 from arena.web.origin import SameOriginWrites
 from arena.web.worldmap import world_map_svg
+
+if TYPE_CHECKING:
+    from arena.ratings.background import BackgroundRanker
 
 log = logging.getLogger(__name__)
 
@@ -102,12 +106,30 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         draw_pair=lambda rng: policy.draw_pair(rng, counts.get(), evidence.get() if evidence else None), gatekeeper=gatekeeper, battle_runs=battle_runs,
     )
     app.state.services = services
+    ranker = app.state.background_ranker = _background_ranker(settings, database)
     try:
         yield
     finally:
+        if ranker is not None:
+            ranker.stop()
         await battle_runs.shutdown()
         await http.aclose()
         engine.dispose()
+
+
+def _background_ranker(settings: Settings, database: Database) -> BackgroundRanker | None:
+    """The rating job in a thread (ARENA_RANK_EVERY / `[ratings] every`), started; None when off."""
+    interval = settings.rank_interval
+    if interval <= 0:
+        return None
+    # imported only when on: the rating maths is not needed to serve battles
+    from arena.ratings.background import BackgroundRanker
+    from arena.ratings.cli import options_from_config
+
+    ranker = BackgroundRanker(database.sessions, options_from_config(settings.pool.ratings.given()), interval)
+    ranker.start()
+    log.info("background rating every %.0f s when votes arrived", interval)
+    return ranker
 
 
 def _install_error_handlers(app: FastAPI) -> None:

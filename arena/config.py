@@ -9,6 +9,7 @@ baselines is used, so a fresh checkout needs no keys.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from functools import cached_property
 from pathlib import Path
@@ -25,6 +26,17 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SECRET = "change-me-development-only"
+DEFAULT_RANK_EVERY = "30s"  # how often `arena serve` re-ranks when votes arrived
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def interval_seconds(text: str) -> float:
+    """`30s` -> 30.0, `10m` -> 600.0, `0` -> 0.0 (off); a bare number is seconds."""
+    match = _DURATION.match(text)
+    if not match:
+        raise ValueError(f"{text!r} is not an interval like 30s, 10m or 1h (0 turns it off)")
+    return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
 
 
 class Settings(BaseSettings):
@@ -52,6 +64,16 @@ class Settings(BaseSettings):
     label_precision_km: float = Field(default=1.0, gt=0, le=1000)
     # proxies whose X-Forwarded-For is believed (comma-separated, or "*")
     forwarded_allow_ips: str = "127.0.0.1"
+    # the background rating job of `arena serve`: "" = `[ratings] every` of the
+    # pool file, else 30s (off under env=test); "0" turns it off
+    rank_every: str = ""
+
+    @field_validator("rank_every")
+    @classmethod
+    def _interval(cls, value: str) -> str:
+        if value.strip():
+            interval_seconds(value)
+        return value
 
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:
@@ -73,6 +95,13 @@ class Settings(BaseSettings):
     @property
     def image_dir(self) -> Path:
         return self.data_dir / "images"
+
+    @property
+    def rank_interval(self) -> float:
+        """Seconds between background ratings by `arena serve`; 0 = off. ARENA_RANK_EVERY over
+        `[ratings] every`; unset, 30 s, except in tests, whose boards only change when they rank."""
+        text = self.rank_every.strip() or self.pool.ratings.every or ("0" if self.env == "test" else DEFAULT_RANK_EVERY)
+        return interval_seconds(text)
 
     @cached_property
     def pool(self) -> PoolConfig:
@@ -225,7 +254,7 @@ class LeaksSection(Section):
 
 
 class RatingsSection(Section):
-    """`[ratings]`: defaults of `arena rank`."""
+    """`[ratings]`: defaults of `arena rank` and the background rating of `arena serve`."""
 
     rounds: int | None = None
     ci: str | None = None
@@ -239,6 +268,14 @@ class RatingsSection(Section):
     inverse_propensity: bool | None = None
     provisional_votes: int | None = None
     outlier_alpha: float | None = None
+    every: str | None = None  # the background rating interval of `arena serve` (ARENA_RANK_EVERY wins)
+
+    @field_validator("every")
+    @classmethod
+    def _interval(cls, value: str | None) -> str | None:
+        if value is not None:
+            interval_seconds(value)
+        return value
 
 
 class PoolConfig(Section):

@@ -71,6 +71,13 @@ def options_from(args: argparse.Namespace, configured: dict[str, Any]) -> RankOp
     )
 
 
+def options_from_config(configured: dict[str, Any]) -> RankOptions:
+    """`[ratings]` from the pool file over the defaults (no flags: `arena serve`'s background job)."""
+    no_flags = argparse.Namespace(rounds=None, ci=None, seed=None, ties=None, inverse_propensity=None,
+                                  no_style=False, anchor=None, anchor_rating=None)
+    return options_from(no_flags, configured)
+
+
 def _alpha(value: Any) -> float | None:
     """`outlier_alpha = 0` (or false) in `[ratings]` turns the voter anomaly test off."""
     return float(value) if value else None

@@ -17,7 +17,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from arena.db.tables import LeaderboardSnapshot
 
-EMPTY_MESSAGE = "No leaderboard yet: votes become ratings when `arena rank` runs."
+# read by visitors: what to do, not which command an operator runs
+EMPTY_MESSAGE = "No leaderboard yet. Vote on a few battles in the arena: the ratings appear here shortly after."
 
 
 class LeaderboardRow(BaseModel):

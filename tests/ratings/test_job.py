@@ -11,6 +11,7 @@ from arena.db.session import make_engine, make_sessionmaker
 from arena.db.tables import LeaderboardSnapshot
 from arena.ratings.job import log_from_database, rank_database
 from arena.ratings.leaderboard import RankOptions
+from arena.ratings.snapshot import EMPTY_MESSAGE
 from tests.export.seed import add_voted_battle, seed_arena
 
 
@@ -52,7 +53,7 @@ class TestLeaderboardApi:
         response = await client.get("/api/leaderboard")
         assert response.status_code == 200
         body = response.json()
-        assert body["status"] == "empty" and body["leaderboard"] == [] and "arena rank" in body["message"]
+        assert body["status"] == "empty" and body["leaderboard"] == [] and body["message"] == EMPTY_MESSAGE
         page = await client.get("/leaderboard")
         assert page.status_code == 200 and "No leaderboard yet" in page.text
 
