@@ -10,7 +10,8 @@ from __future__ import annotations
 import nh3
 from markdown_it import MarkdownIt
 
-_md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
+# One parser for rendering and for counting an answer's style (arena.answers.style).
+PARSER = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
     ["table", "strikethrough"]
 )
 
@@ -24,7 +25,7 @@ ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"style"}, 
 
 def render_markdown(text: str) -> str:
     """Render untrusted markdown to sanitised HTML."""
-    html = _md.render(text)
+    html = PARSER.render(text)
     return nh3.clean(
         html,
         tags=ALLOWED_TAGS,

@@ -293,7 +293,8 @@ class BattleRun:
             return
         side.status = "done"
         side.latency_ms = int((time.monotonic() - side.started) * 1000)
-        side.style = style_features("".join(side.text))
+        # counted off the event loop: parsing a long answer would pause every other stream
+        side.style = await asyncio.to_thread(style_features, "".join(side.text))
         await asyncio.to_thread(self._persist_side, side)
         self._report(side, ok=True)
         html = render_markdown("".join(side.text))

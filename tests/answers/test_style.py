@@ -50,16 +50,10 @@ class TestStyleFeatures:
         assert counts["italic_count"] == {"*": 0, "_": 0}
 
     @pytest.mark.parametrize("marker", ["**", "__"])
-    def test_unclosed_bold_markers_cost_linear_time(self, marker):
-        # an answer the battle runner counts on the event loop: "**a **a **a ..."
-        # with no closing marker made the bold pattern rescan the line from every
-        # opener (quadratic: 20k characters took 1.5 s, 100k would take ~40 s)
-        import time
-
-        text = f"{marker}a " * 40_000
-        started = time.perf_counter()
-        counts = style_features(text)
-        assert time.perf_counter() - started < 2.0
+    def test_unclosed_bold_markers_are_no_emphasis(self, marker):
+        # "**a **a **a ..." with no closing marker once made a regex rescan each line
+        # from every opener (quadratic); the cost per size is in benchmarks/style.py
+        counts = style_features(f"{marker}a " * 5_000)
         assert counts["bold_count"] == {"**": 0, "__": 0}
 
     @pytest.mark.parametrize(
