@@ -38,8 +38,11 @@ class TestSharedSample:
         assert len(instance.image_paths) == 2
         image = instance.contender_image()
         photo = Image.open(io.BytesIO(image.jpeg))
-        singles = [Image.open(p) for p in instance.image_paths]
-        assert photo.format == "JPEG" and image.width > max(s.width * photo.height / s.height for s in singles)
+        singles = []
+        for path in instance.image_paths:
+            with Image.open(path) as single:
+                singles.append(single.size)
+        assert photo.format == "JPEG" and image.width > max(w * photo.height / h for w, h in singles)
 
     def test_fingerprint_changes_with_the_row(self, tmp_path):
         rows = [json.loads(line) for line in (SAMPLE_DIR / "level1_en.jsonl").read_text().splitlines()][:1]
