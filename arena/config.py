@@ -75,6 +75,13 @@ class Settings(BaseSettings):
             interval_seconds(value)
         return value
 
+    @field_validator("data_dir", "config")
+    @classmethod
+    def _absolute(cls, path: Path) -> Path:
+        # Resolved once, against the directory `arena` was started in, so the
+        # database, the images and every message name the same absolute place.
+        return path.expanduser().absolute()
+
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:
         if self.env == "production" and (self.secret_key == DEFAULT_SECRET or len(self.secret_key) < 16):

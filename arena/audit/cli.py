@@ -27,10 +27,11 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from arena.audit.anonymity import audit, samples_from_database
-    from arena.db.session import make_engine, make_sessionmaker
+    from arena.db.ready import open_engine
+    from arena.db.session import make_sessionmaker
 
     settings = Settings()
-    engine = make_engine(settings.resolved_database_url)
+    engine = open_engine(settings.resolved_database_url)
     try:
         with make_sessionmaker(engine)() as session:
             samples = samples_from_database(session, args.limit)

@@ -77,12 +77,12 @@ async def _bench(settings: Settings, instances: list[Any], names: list[str], jud
     from arena.bench.report import build_report
     from arena.bench.runner import grade_suite, run_suite
     from arena.contenders.compose import ProviderDeps, build_contender
-    from arena.db.session import make_engine, make_sessionmaker
+    from arena.db.ready import open_engine
+    from arena.db.session import make_sessionmaker
     from arena.images.intake import IntakeLimits
     from arena.images.store import ImageStore
 
-    engine = make_engine(settings.resolved_database_url)
-    _require_tables(engine)
+    engine = open_engine(settings.resolved_database_url)
     sessions = make_sessionmaker(engine)
     configs = {c.name: c for c in settings.pool.contenders}
     try:
@@ -158,13 +158,6 @@ def _pct(value: float | None) -> str:
 
 def _say(text: str) -> None:
     print(text, file=sys.stderr)
-
-
-def _require_tables(engine: Any) -> None:
-    from sqlalchemy import inspect
-
-    if not inspect(engine).has_table("bench_results"):
-        raise ValueError("the database has no benchmark tables yet: run `arena db upgrade` first")
 
 
 class _Bar:

@@ -34,7 +34,8 @@ def register(subparsers: Any) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from arena.db.session import make_engine, make_sessionmaker
+    from arena.db.ready import open_engine
+    from arena.db.session import make_sessionmaker
     from arena.export.db import export_rows
     from arena.export.since import parse_since
     from arena.export.writers import write_rows
@@ -46,7 +47,7 @@ def run_export(args: argparse.Namespace) -> int:
     if fmt not in ("jsonl", "csv", "parquet"):
         raise ValueError(f"{args.file}: choose the format by the suffix: .jsonl, .csv or .parquet")
     since = parse_since(args.since)
-    engine = make_engine(Settings().resolved_database_url)
+    engine = open_engine(Settings().resolved_database_url)
     rows_written = 0
     try:
         with make_sessionmaker(engine)() as session:
@@ -76,13 +77,14 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from arena.db.session import make_engine, make_sessionmaker
+    from arena.db.ready import open_engine
+    from arena.db.session import make_sessionmaker
     from arena.export.db import import_rows
     from arena.export.readers import check_file, valid_rows
 
-    total = check_file(args.file)  # raises FormatError listing every bad row
-    engine = make_engine(Settings().resolved_database_url)
+    engine = open_engine(Settings().resolved_database_url)  # before reading: a missing schema is said first
     try:
+        total = check_file(args.file)  # raises FormatError listing every bad row
         with make_sessionmaker(engine)() as session:
             result = import_rows(session, _with_progress(valid_rows(args.file), "import", total))
             session.commit()

@@ -56,12 +56,13 @@ async def _judge(settings: Settings, cfg: Any, args: argparse.Namespace) -> dict
 
     from arena.bench.judges import judge_model
     from arena.contenders.deps import ProviderDeps
-    from arena.db.session import make_engine, make_sessionmaker
+    from arena.db.ready import open_engine
+    from arena.db.session import make_sessionmaker
     from arena.images.store import ImageStore
     from arena.judge.report import judge_report
     from arena.judge.runner import judge_battles
 
-    engine = make_engine(settings.resolved_database_url)
+    engine = open_engine(settings.resolved_database_url)
     sessions = make_sessionmaker(engine)
     images = ImageStore(settings.image_dir)
     try:

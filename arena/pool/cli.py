@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     pool = settings.pool
     counts, problem = _vote_counts(settings.resolved_database_url)
     if problem:
-        print(f"arena models: vote counts unavailable ({problem}); run `arena db upgrade`?", file=sys.stderr)
+        print(f"arena models: vote counts unavailable: {problem}", file=sys.stderr)
     rows = pool_rows(pool, counts)
     if args.json:
         for row in rows:
@@ -63,9 +63,13 @@ def pool_rows(pool: PoolConfig, vote_counts: dict[str, int] | None, policy: Any 
 def _vote_counts(url: str) -> tuple[dict[str, int] | None, str]:
     from sqlalchemy.exc import SQLAlchemyError
 
+    from arena.db.ready import schema_problem
     from arena.db.session import make_engine, make_sessionmaker
     from arena.pool.counts import vote_counts
 
+    problem = schema_problem(url)  # checked first: connecting to a missing SQLite file would create it
+    if problem:
+        return None, problem
     engine = make_engine(url)
     try:
         with make_sessionmaker(engine)() as session:

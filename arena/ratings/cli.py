@@ -100,9 +100,10 @@ def run(args: argparse.Namespace) -> int:
             return 0
     import sqlalchemy.exc
 
-    from arena.db.session import make_engine, make_sessionmaker
+    from arena.db.ready import open_engine
+    from arena.db.session import make_sessionmaker
 
-    engine = make_engine(settings.resolved_database_url)
+    engine = open_engine(settings.resolved_database_url, unreachable_ok=args.every is not None)
     sessions = make_sessionmaker(engine)
     try:
         if args.input is not None:  # a file's snapshot, stored like the database's

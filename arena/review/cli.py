@@ -86,9 +86,10 @@ def _stats(args: argparse.Namespace) -> int:
 
 @contextmanager
 def _session() -> Iterator[Any]:
-    from arena.db.session import make_engine, make_sessionmaker
+    from arena.db.ready import open_engine
+    from arena.db.session import make_sessionmaker
 
-    engine = make_engine(Settings().resolved_database_url)
+    engine = open_engine(Settings().resolved_database_url)
     try:
         with make_sessionmaker(engine)() as session:
             yield session
