@@ -32,7 +32,7 @@ from arena.geo.gazetteer import country_display_name
 from arena.images.store import ImageStore
 from arena.pool import PoolPolicy, find_identity_leaks
 from arena.pool.counts import EvidenceCache, VoteCountCache
-from arena.web import admin, battles, bench, health, images, leaderboard, pages, review
+from arena.web import admin, battles, bench, health, images, leaderboard, metrics, pages, review
 from arena.web.origin import SameOriginWrites
 from arena.web.worldmap import world_map_svg
 
@@ -46,8 +46,8 @@ TEMPLATES = ROOT / "templates"
 STATIC = ROOT / "static"
 
 ROUTERS = (
-    health.router, battles.router, images.router, pages.router, leaderboard.router, admin.router, review.router,
-    bench.router,
+    health.router, metrics.router, battles.router, images.router, pages.router, leaderboard.router, admin.router,
+    review.router, bench.router,
 )
 
 
@@ -88,12 +88,17 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     gatekeeper = build_gatekeeper(pool_config, deps)
     # Load the offline model before the first request, not during the first person's upload.
     await gatekeeper.warm()
+
+    def on_side_result(contender: str, ok: bool) -> None:
+        policy.record_result(contender, ok)  # outage cool-downs
+        metrics.side_finished(contender, ok)
+
     battle_runs = BattleRuns(
         sessions, images, pool,
         # a contender configured with a longer timeout than the battle's gets its time
         battle_timeout=max([settings.battle_timeout, *(c.timeout for c in pool_config.contenders)]),
         hooks=BattleHooks(
-            on_side_result=policy.record_result,
+            on_side_result=on_side_result,
             flag_battle=lambda texts: ["identity_leak"] if find_identity_leaks(texts, pool_config) else [],
         ),
     )

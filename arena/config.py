@@ -67,6 +67,8 @@ class Settings(BaseSettings):
     # the background rating job of `arena serve`: "" = `[ratings] every` of the
     # pool file, else 30s (off under env=test); "0" turns it off
     rank_every: str = ""
+    # who may read /metrics: "admin" (the admin token), "public", or "off"
+    metrics: Literal["admin", "public", "off"] = "admin"
 
     @field_validator("rank_every")
     @classmethod

@@ -25,6 +25,7 @@ from arena.errors import ClientError
 from arena.geo.language import guess_language
 from arena.images.intake import IntakeLimits, NormalisedImage, normalise
 from arena.pool import PoolExhausted
+from arena.web.metrics import BATTLES_STARTED, GATEKEEPER_REFUSALS, VOTES
 
 router = APIRouter()
 
@@ -107,6 +108,7 @@ async def create_battle(
     verdict = await services.gatekeeper.classify(prompt)
     if not verdict.geographic:
         await db.run(repository.count_rejection, verdict.classifier[:100])
+        GATEKEEPER_REFUSALS.labels(classifier=verdict.classifier[:100]).inc()
         raise ClientError(422, "not_geographic", verdict.reason)
 
     try:
@@ -123,6 +125,8 @@ async def create_battle(
         client_hash=_client_hash(request, settings), ip_hash=ip_hash, voter=voter, propensity=draw.propensity,
         label=label,
     )
+    for contender in pair:
+        BATTLES_STARTED.labels(contender=contender).inc()
     body = BattleCreated(battle_id=battle_id, events_url=f"/api/battles/{battle_id}/events")
     response = JSONResponse(body.model_dump(), status_code=201)
     _ensure_voter_cookie(request, response, voter_id)
@@ -155,6 +159,7 @@ def vote(
         session, battle_id, body.choice, _voter(voter_id, settings) if voter_id else "", services.pool_config,
         address=_ip_hash(request, settings),
     )
+    VOTES.labels(choice=body.choice).inc()
     return JSONResponse(asdict(reveal))
 
 
