@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import uvloop
 from PIL import Image
 
 from arena.config import GateSettings
@@ -67,6 +68,31 @@ def sandbox_processes() -> int:
             except FileNotFoundError:
                 continue
     return count
+
+
+def descendants(root: int) -> list[int]:
+    """Every process below `root` (the sandbox's bwrap and what runs inside it)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        children = [child for child, parent in parents.items() if parent == pid]
+        found += children
+        todo += children
+    return found
+
+
+def owner(pid: int) -> int | None:
+    """The host user a process runs as (None once it has ended)."""
+    try:
+        return Path(f"/proc/{pid}").stat().st_uid
+    except FileNotFoundError:
+        return None
 
 
 class TestSandbox:
@@ -216,6 +242,27 @@ class TestCodeInterpreterTool:
         assert ok.observation == "exit code 0\nstdout:\n45\n" and ok.summary == "exit code 0: 45"
         failed = await tool.run({"code": "1/0"}, ImageRegistry(street))
         assert failed.observation.startswith("exit code 1\nstderr:") and "ZeroDivisionError" in failed.observation
+
+    def test_runs_on_uvloop_as_the_served_app_does(self, street: Image.Image) -> None:
+        # `arena serve` runs on uvloop, whose subprocess_exec refuses user/group arguments:
+        # the tool must work there, and as root the sandbox must still run as nobody on the host
+        tool = code_interpreter_tool(SANDBOX)
+
+        async def run_and_watch() -> tuple[str, set[int]]:
+            task = asyncio.ensure_future(
+                tool.run({"code": "import time\nprint(6 * 7, flush=True)\ntime.sleep(1.5)"}, ImageRegistry(street))
+            )
+            owners: set[int] = set()
+            while not task.done():
+                owners |= {uid for pid in descendants(os.getpid()) if (uid := owner(pid)) is not None}
+                await asyncio.sleep(0.05)
+            return (await task).observation, owners
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            assert isinstance(runner.get_loop(), uvloop.Loop)
+            observation, owners = runner.run(run_and_watch())
+        assert observation == "exit code 0\nstdout:\n42\n"
+        assert owners == ({65534} if os.geteuid() == 0 else {os.geteuid()})
 
     def test_offered_only_when_switched_on(self) -> None:
         assert [t.name for t in code_tools(GateSettings())[0]] == ["code_interpreter"]

@@ -237,7 +237,6 @@ class CodeSandbox:
                 env=BWRAP_ENV,
                 preexec_fn=self._preexec(),
                 pass_fds=fds,
-                **_identity(self._run_as_nobody()),
             )
         assert process.stdin and process.stdout and process.stderr
         process.stdin.write(code.encode("utf-8", errors="replace"))
@@ -368,8 +367,10 @@ class CodeSandbox:
         ]
         return [*args, "--", self.python, "-S", "-u", "-c", PRELUDE.format(nproc=self.max_processes)]
 
-    def _limits(self, nproc: int) -> None:
+    def _child_setup(self, nproc: int, as_nobody: bool) -> None:
         # Runs in the child between fork and exec: every process of the sandbox inherits these.
+        # The identity is dropped here, not by create_subprocess_exec's user/group arguments,
+        # because uvloop (the loop of `arena serve`) refuses those; every loop runs preexec_fn.
         mem = self.process_memory_mb * 1024 * 1024
         cpu = max(1, int(self.timeout))
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
@@ -378,14 +379,19 @@ class CodeSandbox:
         resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024 * 1024, 16 * 1024 * 1024))
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if as_nobody:
+            os.setgroups([])
+            os.setresgid(NOBODY, NOBODY, NOBODY)
+            os.setresuid(NOBODY, NOBODY, NOBODY)
 
     def _preexec(self) -> Callable[[], None]:
         # RLIMIT_NPROC counts every task of the host user, the service's own threads
         # included when it is not root: allow that many plus the sandbox's share (and bwrap's
         # monitor); the prelude then bounds the sandbox's own namespace to `max_processes`.
-        uid = NOBODY if self._run_as_nobody() else os.getuid()
+        as_nobody = self._run_as_nobody()
+        uid = NOBODY if as_nobody else os.getuid()
         nproc = _tasks_of(uid) + self.max_processes + 1
-        return functools.partial(self._limits, nproc)
+        return functools.partial(self._child_setup, nproc, as_nobody)
 
     def _run_as_nobody(self) -> bool:
         return os.geteuid() == 0
@@ -409,7 +415,6 @@ def _probe(
                 env=BWRAP_ENV,
                 preexec_fn=box._preexec(),
                 pass_fds=fds,
-                **_identity(as_nobody),
             )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap could not start: {exc}"
@@ -430,10 +435,6 @@ def _tasks_of(uid: int) -> int:
         if fields.get("Uid", "").split()[:1] == [str(uid)]:
             count += int(fields.get("Threads", "1").strip() or 1)
     return count
-
-
-def _identity(as_nobody: bool) -> dict[str, Any]:
-    return {"user": NOBODY, "group": NOBODY, "extra_groups": []} if as_nobody else {}
 
 
 def _system_python() -> str:
