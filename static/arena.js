@@ -130,6 +130,40 @@
     })
   );
 
+  // ---- keyboard: Ctrl/Cmd+Enter starts, 1-4 (A/B/T/X) vote -----------------
+
+  const IS_MAC = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent || "");
+  if (IS_MAC) document.querySelectorAll("[data-mod-key]").forEach((key) => (key.textContent = "⌘"));
+
+  prompt.addEventListener("keydown", (event) => {
+    // Enter alone stays a newline; with Ctrl (or Cmd) it starts the battle.
+    if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey) || event.isComposing) return;
+    event.preventDefault();
+    if (submit.disabled || form.hidden) return;
+    if (typeof form.requestSubmit === "function") form.requestSubmit();
+    else submit.click();
+  });
+
+  const VOTE_KEYS = { 1: "a", a: "a", 2: "b", b: "b", 3: "tie", t: "tie", 4: "both_bad", x: "both_bad" };
+
+  // Keys typed into a field (or a shortcut with a modifier) are never votes.
+  function isTyping(target) {
+    if (!(target instanceof Element)) return false;
+    if (target.isContentEditable) return true;
+    return Boolean(target.closest("input, textarea, select, [contenteditable]"));
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (event.defaultPrevented || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (isTyping(event.target)) return;
+    const choice = VOTE_KEYS[String(event.key).toLowerCase()];
+    if (!choice || !battle || !battle.ready || battle.voted || battle.failed || battle.sending) return;
+    const button = voteButtons.find((b) => b.dataset.choice === choice);
+    if (!button || button.disabled) return;
+    event.preventDefault();
+    castVote(choice, button, event.key.toUpperCase());
+  });
+
   // ---- start a battle -------------------------------------------------------
 
   // The proof-of-work challenge (static/challenge.js) is solved in the background
@@ -263,7 +297,8 @@
       if (current.failed || current.voted) return;
       current.ready = true;
       voteButtons.forEach((button) => (button.disabled = false));
-      verdictNote.textContent = "Both answers are in. Which one is better?";
+      verdictNote.textContent = "Both answers are in. Which one is better? " +
+        "Press 1 or A if A is better, 2 or B if B is better, 3 or T for a tie, 4 or X if both are bad.";
     });
     on(source, "end", (data) => {
       current.ended = true;
@@ -385,11 +420,16 @@
     button.addEventListener("click", () => castVote(button.dataset.choice, button))
   );
 
-  async function castVote(choice, button) {
+  async function castVote(choice, button, key) {
     const current = battle;
-    if (!current || !current.ready || current.voted) return;
+    if (!current || !current.ready || current.voted || current.sending) return;
+    current.sending = true;
+    current.key = key || "";
     voteButtons.forEach((b) => (b.disabled = true));
-    verdictNote.textContent = "Sending your vote…";
+    // The verdict note is a polite live region: a screen reader hears what the key did.
+    verdictNote.textContent = key
+      ? `Key ${key}: ${CHOICE_WORDS[choice]}. Sending your vote…`
+      : "Sending your vote…";
     let response;
     let data;
     try {
@@ -400,10 +440,12 @@
       });
       data = await readJson(response);
     } catch (err) {
+      current.sending = false;
       voteButtons.forEach((b) => (b.disabled = false));
       verdictNote.textContent = "Your vote could not be sent. Check your connection and try again.";
       return;
     }
+    current.sending = false;
     if (battle !== current) return;
     if (response.ok) return reveal(current, data, button);
     if (response.status === 409) {
@@ -439,7 +481,7 @@
     if (chosen === "a" || chosen === "b") current.sides[chosen].pane.classList.add("is-winner");
     verdictNote.classList.remove("is-error");
     verdictNote.textContent =
-      `Thanks! You voted: ${CHOICE_WORDS[chosen] || chosen}. ` +
+      `Thanks! You voted${current.key ? ` (key ${current.key})` : ""}: ${CHOICE_WORDS[chosen] || chosen}. ` +
       `Model A was ${names.a}; Model B was ${names.b}.`;
     newBattleButton.hidden = false;
     newBattleButton.focus();

@@ -79,7 +79,9 @@ class TestArenaPage:
         buttons = page.find(attr="data-choice")
         assert [b.attrs["data-choice"] for b in buttons] == ["a", "b", "tie", "both_bad"]
         assert all("disabled" in b.attrs for b in buttons)
-        assert [b.text for b in buttons] == ["←A is better", "B is better→", "Tie", "Both are bad"]
+        # the trailing digit is the button's key, in an aria-hidden <kbd> (issue 17)
+        assert [b.text for b in buttons] == ["←A is better1", "B is better→2", "Tie3", "Both are bad4"]
+        assert [b.attrs["aria-keyshortcuts"] for b in buttons] == ["1 A", "2 B", "3 T", "4 X"]
 
     async def test_nav_marks_the_current_page(self, offline_client: httpx.AsyncClient) -> None:
         page = parse((await offline_client.get("/")).text)
