@@ -32,7 +32,7 @@ from arena.geo.gazetteer import country_display_name
 from arena.images.store import ImageStore
 from arena.pool import PoolPolicy, find_identity_leaks
 from arena.pool.counts import EvidenceCache, VoteCountCache
-from arena.web import admin, battles, bench, health, images, leaderboard, metrics, pages, review
+from arena.web import admin, battles, bench, health, images, leaderboard, metrics, pages, review, terms
 from arena.web.origin import SameOriginWrites
 from arena.web.worldmap import world_map_svg
 
@@ -47,7 +47,7 @@ STATIC = ROOT / "static"
 
 ROUTERS = (
     health.router, metrics.router, battles.router, images.router, pages.router, leaderboard.router, admin.router,
-    review.router, bench.router,
+    review.router, bench.router, terms.router,
 )
 
 

@@ -67,9 +67,11 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from arena.db.migrate import upgrade
+    from arena.web.terms import check_terms_file
 
     settings = Settings()
     _ = settings.pool  # fail early, with the pool file's error, before binding the port
+    check_terms_file(settings)
     upgrade(settings.resolved_database_url)
     print(f"GeoArena on http://{args.host}:{args.port}  (database: {_redacted(settings.resolved_database_url)}, "
           f"{len(settings.pool.contenders)} contenders)", file=sys.stderr)

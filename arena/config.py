@@ -69,6 +69,8 @@ class Settings(BaseSettings):
     rank_every: str = ""
     # who may read /metrics: "admin" (the admin token), "public", or "off"
     metrics: Literal["admin", "public", "off"] = "admin"
+    # the operator's own terms (Markdown) for /terms; None: the built-in text
+    terms_file: Path | None = None
 
     @field_validator("rank_every")
     @classmethod
@@ -77,12 +79,17 @@ class Settings(BaseSettings):
             interval_seconds(value)
         return value
 
-    @field_validator("data_dir", "config")
+    @field_validator("terms_file", mode="before")
     @classmethod
-    def _absolute(cls, path: Path) -> Path:
+    def _unset_when_empty(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_validator("data_dir", "config", "terms_file")
+    @classmethod
+    def _absolute(cls, path: Path | None) -> Path | None:
         # Resolved once, against the directory `arena` was started in, so the
         # database, the images and every message name the same absolute place.
-        return path.expanduser().absolute()
+        return None if path is None else path.expanduser().absolute()
 
     @model_validator(mode="after")
     def _refuse_default_secret(self) -> Settings:

@@ -51,7 +51,8 @@ def arena_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArenaServ
 
 
 @contextmanager
-def serve_arena(base: Path, config: Path, database_url: str | None = None) -> Iterator[ArenaServer]:
+def serve_arena(base: Path, config: Path, database_url: str | None = None,
+                env_extra: dict[str, str] | None = None) -> Iterator[ArenaServer]:
     """`arena serve` on a free loopback port until the block ends; SQLite
     under `base` (or `database_url`), the pool from `config`. No ARENA_*
     variable leaks in; the secret is shared by every server under one `base`."""
@@ -68,6 +69,7 @@ def serve_arena(base: Path, config: Path, database_url: str | None = None) -> It
     }
     if database_url:
         env["ARENA_DATABASE_URL"] = database_url
+    env |= env_extra or {}
     server = ArenaServer(f"http://127.0.0.1:{port}", base / "data", base / f"server-{port}.log")
     with server.log.open("wb") as log:
         process = subprocess.Popen(
