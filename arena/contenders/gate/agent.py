@@ -6,7 +6,8 @@ them described in the system prompt and call them with `Action: {json}` in
 text. Each tool call becomes a `ToolStep` the voter sees; only the final
 answer is streamed as `TextDelta`. The loop ends when the model answers,
 after `max_turns` assistant turns or when the time budget runs out; then the
-model is told to answer without tools.
+model is told to answer, and that last turn is offered no tools: text it writes
+is the answer, a tool call alone fails the side with a message naming no one.
 """
 
 from __future__ import annotations
@@ -140,9 +141,10 @@ class _Trajectory:
             if turn.answered:
                 break
             if final:
+                # shown to the voter before the vote: it must not name the contender
+                called = " called a tool where none is offered and" if turn.calls else ""
                 raise ContenderError(
-                    f"{self.agent.name}: the model gave no final answer after {turn_number} turns "
-                    f"and {steps} tool calls."
+                    f"The model{called} gave no final answer after {turn_number} turns and {steps} tool calls."
                 )
             if not turn.calls and not turn.parse_error:
                 # neither a tool call nor an answer (e.g. the turn timed out or was empty)
@@ -160,7 +162,8 @@ class _Trajectory:
     ) -> AsyncIterator[TextDelta]:
         """Run one assistant turn, streaming the answer part of its text."""
         splitter = _AnswerSplitter(final=final, fallback=not self.native)
-        specs = [t.spec for t in self.tools.values()] if self.native else []
+        # the forced last turn offers no tools: a call there could never be answered
+        specs = [t.spec for t in self.tools.values()] if self.native and not final else []
         try:
             async with (
                 asyncio.timeout_at(hard if final else soft) as deadline,
@@ -190,7 +193,8 @@ class _Trajectory:
             for piece in splitter.finish():
                 yield TextDelta(piece)
             turn.answered = splitter.emitted
-            turn.calls = []
+            if turn.answered or not final:
+                turn.calls = []  # in a last turn that wrote nothing, the calls say why it failed
 
     async def _act(self, messages: list[ChatMessage], turn: _Turn, deadline: float) -> AsyncIterator[ToolStep]:
         """Run the turn's tool calls, yield their steps, and add the

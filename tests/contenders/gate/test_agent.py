@@ -186,6 +186,38 @@ class TestNativeLoop:
         with pytest.raises(ContenderError, match="no final answer after 3 turns and 2 tool calls"):
             await with_server(server, body)
 
+    async def test_the_last_turn_offers_no_tools_and_its_text_is_the_answer(
+        self, scripted: Any, street_jpeg: ContenderImage, store: ImageStore
+    ) -> None:
+        # the model still calls a tool on the forced last turn, but also writes text
+        server = scripted([Turn("", [CROP]), Turn("", [CROP]), Turn("Probably Osaka, Japan.", [CROP])])
+
+        async def body(s: Scripted) -> Any:
+            agent = GateContender("m+gate", s.model(), image_tools(), GateSettings(max_turns=3), store)
+            return await run(agent, street_jpeg)
+
+        steps, answer, _ = await with_server(server, body)
+        assert [len(r.get("tools", [])) > 0 for r in server.requests] == [True, True, False]
+        assert answer == "Probably Osaka, Japan." and len(steps) == 2
+
+    async def test_a_tool_call_alone_on_the_last_turn_fails_without_naming_the_contender(
+        self, scripted: Any, street_jpeg: ContenderImage, store: ImageStore
+    ) -> None:
+        server = scripted([Turn("", [CROP]), Turn("", [CROP])])
+
+        async def body(s: Scripted) -> Any:
+            agent = GateContender("secret-vision-9+gate", s.model(), image_tools(), GateSettings(max_turns=2), store)
+            return await run(agent, street_jpeg)
+
+        with pytest.raises(ContenderError) as failure:
+            await with_server(server, body)
+        message = failure.value.message
+        assert "tools" not in server.requests[-1] and "tools" in server.requests[0]
+        assert message == (
+            "The model called a tool where none is offered and gave no final answer after 2 turns and 1 tool calls."
+        )
+        assert "secret" not in message.lower() and "gate" not in message.lower()
+
     async def test_tool_timeout_and_exception_are_recoverable(
         self, scripted: Any, street_jpeg: ContenderImage, store: ImageStore
     ) -> None:
