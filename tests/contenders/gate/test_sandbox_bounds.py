@@ -80,8 +80,10 @@ def footprint(pids: list[int]) -> tuple[int, int]:
     host_mounts = os.readlink("/proc/self/ns/mnt")
     for pid in pids:
         try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
+            # Pss, not VmRSS: a forked child shares its parent's pages, and summing RSS counts
+            # those once per process (under load the sum read 1.2 GB for a 768 MB sandbox)
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
                     rss += int(line.split()[1]) * 1024
             if os.readlink(f"/proc/{pid}/ns/mnt") == host_mounts:
                 continue  # bwrap's monitor: its /tmp is the host's
