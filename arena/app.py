@@ -7,6 +7,7 @@ can build as many apps as they like against different databases.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -97,6 +98,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         sessions, images, pool,
         # a contender configured with a longer timeout than the battle's gets its time
         battle_timeout=max([settings.battle_timeout, *(c.timeout for c in pool_config.contenders)]),
+        max_answer_chars=settings.max_answer_chars,
         hooks=BattleHooks(
             on_side_result=on_side_result,
             flag_battle=lambda texts: ["identity_leak"] if find_identity_leaks(texts, pool_config) else [],
@@ -109,6 +111,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         settings=settings, templates=templates, database=database,
         http=http, images=images, pool_config=pool_config, pool=pool, policy=policy,
         draw_pair=lambda rng: policy.draw_pair(rng, counts.get(), evidence.get() if evidence else None), gatekeeper=gatekeeper, battle_runs=battle_runs,
+        decode_slots=asyncio.Semaphore(_decode_slots(settings)),
     )
     app.state.services = services
     ranker = app.state.background_ranker = _background_ranker(settings, database)
@@ -135,6 +138,16 @@ def _background_ranker(settings: Settings, database: Database) -> BackgroundRank
     ranker.start()
     log.info("background rating every %.0f s when votes arrived", interval)
     return ranker
+
+
+# a 40-megapixel decode peaks near 8 bytes a pixel in intake; 10 leaves room
+DECODE_BYTES_PER_PIXEL = 10
+
+
+def _decode_slots(settings: Settings) -> int:
+    """How many photos may decode at once so their memory stays under `decode_memory_mb`."""
+    per_decode = max(1, settings.max_pixels) * DECODE_BYTES_PER_PIXEL
+    return max(1, settings.decode_memory_mb * 2**20 // per_decode)
 
 
 def _install_error_handlers(app: FastAPI) -> None:

@@ -56,12 +56,15 @@ class Settings(BaseSettings):
     max_pixels: int = 40_000_000
     contender_long_side: int = 2048
     max_prompt_chars: int = 2000
+    # decodes run at once are bounded so their memory stays under this (about 10 bytes a pixel)
+    decode_memory_mb: int = 1024
 
     # battles
     battle_timeout: float = 180.0  # seconds for both contenders together
-    battles_per_minute: int = 10  # per IP address; 0 turns the limit off
     # opt-in photo locations are stored rounded to this many km (issue 14)
     label_precision_km: float = Field(default=1.0, gt=0, le=1000)
+    battles_per_minute: int = 10  # uploads per IP address (refused ones count); 0 turns the limit off
+    max_answer_chars: int = 200_000  # an answer longer than this is stopped and fails its side
     # proxies whose X-Forwarded-For is believed (comma-separated, or "*")
     forwarded_allow_ips: str = "127.0.0.1"
     # the background rating job of `arena serve`: "" = `[ratings] every` of the

@@ -8,6 +8,7 @@ never reach into `app.state` themselves, they name what they need:
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import random
 from collections.abc import Callable, Iterator
@@ -45,6 +46,7 @@ class Services:
     draw_pair: Callable[[random.Random], Draw]
     gatekeeper: Gatekeeper
     battle_runs: BattleRuns
+    decode_slots: asyncio.Semaphore  # bounds the memory of photo decodes running at once
 
 
 def get_services(request: Request) -> Services:

@@ -1,6 +1,6 @@
 // The arena page: pick a photo, ask, stream two anonymous answers, vote, reveal.
-// Vanilla JS, no build step. Only the server-sanitised `html` of delta/done
-// events is ever assigned to innerHTML; everything else goes through textContent.
+// Vanilla JS, no build step. Only the server-sanitised `html` of done events is
+// ever assigned to innerHTML; everything else goes through text nodes.
 (function () {
   "use strict";
 
@@ -271,6 +271,7 @@
         for (const side of Object.values(current.sides)) {
           side.trajectory.textContent = "";
           side.trajectory.hidden = true;
+          side.answer.textContent = ""; // the replay sends the answer's text again
         }
       }
       opened = true;
@@ -279,7 +280,10 @@
     on(source, "delta", (data) => {
       const side = sideOf(data);
       if (!side) return;
-      side.answer.innerHTML = data.html; // sanitised by the server
+      // Only the new text arrives while streaming; it is shown as plain text (never parsed as
+      // HTML) and `done` replaces it with the server's sanitised rendering of the whole answer.
+      side.answer.classList.add("is-streaming");
+      side.answer.append(document.createTextNode(data.text || ""));
       if (side.state !== "streaming") setStatus(side, "Streaming…", "streaming");
     });
     on(source, "step", (data) => {
@@ -289,6 +293,7 @@
     on(source, "done", (data) => {
       const side = sideOf(data);
       if (!side) return;
+      side.answer.classList.remove("is-streaming");
       side.answer.innerHTML = data.html; // sanitised by the server
       const seconds = Number(data.latency_ms) / 1000;
       setStatus(side, isFinite(seconds) ? `Done in ${seconds.toFixed(1)} s` : "Done", "done");

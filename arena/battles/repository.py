@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
-from arena.db.tables import Battle, GatekeeperRejection, Image, Response, Vote, utcnow
+from arena.db.tables import Battle, GatekeeperRejection, Image, Response, UploadCount, Vote, utcnow
 
 FINISHED = ("ready", "failed", "abandoned", "voted")
 
@@ -51,10 +53,25 @@ def create_battle(
     return battle
 
 
-def recent_battles(session: Session, ip_hash: str, since: datetime) -> int:
-    """Battles started from one address since a moment (the rate limit)."""
-    query = select(func.count()).select_from(Battle).where(Battle.ip_hash == ip_hash, Battle.created_at >= since)
-    return int(session.scalar(query) or 0)
+def count_upload(session: Session, ip_hash: str, now: datetime) -> int:
+    """Count one more upload attempt from an address and return its attempts in the last
+    minute (this one included). One atomic upsert: parallel uploads, on any replica, each
+    get a different count, so exactly `limit` of them pass."""
+    minute = int(now.timestamp() // 60)
+    dialect = session.get_bind().dialect.name
+    insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    statement = insert(UploadCount).values(ip_hash=ip_hash, minute=minute, count=1)
+    statement = statement.on_conflict_do_update(
+        index_elements=[UploadCount.ip_hash, UploadCount.minute], set_={"count": UploadCount.count + 1}
+    ).returning(UploadCount.count)
+    this_minute = int(session.execute(statement).scalar_one())
+    previous = session.scalar(
+        select(UploadCount.count).where(UploadCount.ip_hash == ip_hash, UploadCount.minute == minute - 1)
+    ) or 0
+    # a sliding minute: the previous one weighted by how much of it is still within 60 s
+    share = 1 - (now.timestamp() % 60) / 60
+    session.execute(delete(UploadCount).where(UploadCount.ip_hash == ip_hash, UploadCount.minute < minute - 1))
+    return this_minute + int(previous * share)
 
 
 def battle_exists(session: Session, battle_id: str) -> bool:

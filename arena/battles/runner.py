@@ -34,12 +34,14 @@ from arena.contenders.base import (
     Usage,
 )
 from arena.db.tables import Battle, Image, utcnow
+from arena.db.text import storable, storable_json
 from arena.geo.commitment import answer_commitment
 from arena.images.store import ImageStore
 
 log = logging.getLogger(__name__)
 
-FLUSH_INTERVAL = 0.05  # seconds: deltas are coalesced so markdown is re-rendered at most 20x/s
+FLUSH_INTERVAL = 0.05  # seconds: deltas are coalesced into at most 20 events a second per side
+MAX_ANSWER_CHARS = 200_000
 KEEP_ALIVE_INTERVAL = 15.0
 POLL_INTERVAL = 1.0
 ABANDON_GRACE = 5.0  # seconds a battle with no watcher keeps running, for a reconnect
@@ -49,7 +51,8 @@ ABANDON_GRACE = 5.0  # seconds a battle with no watcher keeps running, for a rec
 class BattleHooks:
     """What the pool policy wants to know of a run (all optional)."""
 
-    # called with (contender name, ok) when a side finishes or fails
+    # called with (contender name, ok) when a side finishes, or fails in a way that says its
+    # provider is down (connection, timeout, 5xx, 429); never for a refusal of the content
     on_side_result: Callable[[str, bool], None] | None = None
     # called with the answers' and trajectories' texts; returns battle flags
     flag_battle: Callable[[Iterable[str]], list[str]] | None = None
@@ -67,7 +70,9 @@ class BattleRuns:
         battle_timeout: float,
         hooks: BattleHooks | None = None,
         abandon_grace: float = ABANDON_GRACE,
+        max_answer_chars: int = MAX_ANSWER_CHARS,
     ) -> None:
+        self.max_answer_chars = max_answer_chars
         self.sessions = sessions
         self.images = images
         self.pool = pool
@@ -137,8 +142,9 @@ class BattleRuns:
             if battle is None:
                 return
             if battle.status in repository.FINISHED:
-                for event in replay(battle):
-                    yield event.encode()
+                # markdown of a long answer takes a while: rendered off the event loop
+                for chunk in await asyncio.to_thread(replay_encoded, battle):
+                    yield chunk
                 return
             stale_after = timedelta(seconds=self.battle_timeout + 30)
             if await asyncio.to_thread(self._abandon_if_stale, battle_id, stale_after):
@@ -167,6 +173,7 @@ class _Side:
     side: str
     contender: str
     text: list[str] = field(default_factory=list)
+    length: int = 0
     pending: list[str] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
@@ -229,7 +236,7 @@ class BattleRun:
             for side in self.sides.values():
                 if side.status in ("pending", "streaming"):
                     message = f"No complete answer within {self.runs.battle_timeout:.0f} s."
-                    await self._guard(side, self._fail(side, message))
+                    await self._guard(side, self._fail(side, message, provider_down=True))
         except asyncio.CancelledError:
             self._abandon()
             # a watcher may still be here (shutdown, or one that joined as the
@@ -238,7 +245,7 @@ class BattleRun:
             raise
         status = "ready" if all(s.status == "done" for s in self.sides.values()) else "failed"
         try:
-            flags = self._flags() if status == "ready" else []
+            flags = await asyncio.to_thread(self._flags) if status == "ready" else []
             await asyncio.to_thread(self._persist_battle, status, flags)
         except Exception:
             # the battle stays `running` in the database until it is found stale
@@ -268,39 +275,48 @@ class BattleRun:
         if contender is None:
             await self._fail(side, f"Contender {side.contender!r} is no longer in the pool.")
             return
+        limit = self.runs.max_answer_chars
         try:
             async for event in contender.stream(self.prompt, self.image):
                 if isinstance(event, TextDelta):
                     self._add_text(side, event.text)
+                    if side.length > limit:
+                        await self._fail(side, f"The answer grew past the arena's limit of {limit:,} characters, "
+                                               "so it was stopped.")
+                        return  # leaving the loop closes the contender's stream
                 elif isinstance(event, ToolStep):
                     self._flush(side)
-                    step = asdict(event)
+                    step = storable_json(asdict(event))
                     step["image_refs"] = list(event.image_refs)
                     side.steps.append(step)
                     self._publish(BattleEvent("step", {"side": side.side, **step}))
                 elif isinstance(event, Usage):
                     side.usage = event
         except ContenderError as exc:
-            await self._fail(side, exc.message)
+            # only a provider that is down counts toward its cool-down: an answer refused for its
+            # content (a 400 from a filter) says nothing about the others' battles
+            await self._fail(side, storable(exc.message), provider_down=exc.retryable)
             return
         except Exception:
             log.exception("contender %s crashed in battle %s", side.contender, self.battle_id)
             await self._fail(side, "The contender failed with an internal error.")
             return
         self._flush(side)
-        if not "".join(side.text).strip():
+        answer = "".join(side.text)
+        if not answer.strip():
             await self._fail(side, "The contender returned an empty answer.")
             return
         side.status = "done"
         side.latency_ms = int((time.monotonic() - side.started) * 1000)
-        # counted off the event loop: parsing a long answer would pause every other stream
-        side.style = await asyncio.to_thread(style_features, "".join(side.text))
+        # markdown and style counts of a long answer are CPU work: off the event loop
+        side.style, html = await asyncio.to_thread(lambda: (style_features(answer), render_markdown(answer)))
         await asyncio.to_thread(self._persist_side, side)
         self._report(side, ok=True)
-        html = render_markdown("".join(side.text))
         self._publish(BattleEvent("done", {"side": side.side, "html": html, "latency_ms": side.latency_ms}))
 
     def _add_text(self, side: _Side, text: str) -> None:
+        text = storable(text)  # a lone surrogate or NUL from a model no longer fails the battle
+        side.length += len(text)
         side.text.append(text)
         side.pending.append(text)
         if time.monotonic() - side.last_flush >= FLUSH_INTERVAL:
@@ -317,17 +333,19 @@ class BattleRun:
         delta = "".join(side.pending)
         side.pending.clear()
         side.last_flush = time.monotonic()
-        html = render_markdown("".join(side.text))
-        self._publish(BattleEvent("delta", {"side": side.side, "text": delta, "html": html}))
+        # the new text only: the page renders it as plain text until `done` brings the HTML
+        # (re-rendering all of it on every delta was quadratic and ran on the event loop)
+        self._publish(BattleEvent("delta", {"side": side.side, "text": delta}))
 
-    async def _fail(self, side: _Side, message: str) -> None:
+    async def _fail(self, side: _Side, message: str, provider_down: bool = False) -> None:
         self._flush(side)
         side.status = "error"
         side.error = message
         side.latency_ms = int((time.monotonic() - side.started) * 1000)
         log.warning("battle %s: contender %s failed: %s", self.battle_id, side.contender, message)
         await asyncio.to_thread(self._persist_side, side)
-        self._report(side, ok=False)
+        if provider_down:
+            self._report(side, ok=False)
         self._publish(BattleEvent("error", {"side": side.side, "message": message}))
 
     def _publish(self, event: BattleEvent) -> None:
@@ -386,16 +404,20 @@ class BattleRun:
         log.info("battle %s abandoned: its last watcher disconnected", self.battle_id)
 
 
+def replay_encoded(battle: Battle) -> list[str]:
+    return [event.encode() for event in replay(battle)]
+
+
 def replay(battle: Battle) -> list[BattleEvent]:
     """The events of a finished battle, rebuilt from the database."""
     events: list[BattleEvent] = []
     for response in battle.responses:
         for step in response.trajectory or []:
             events.append(BattleEvent("step", {"side": response.side, **step}))
-        html = render_markdown(response.text) if response.text else ""
         if response.text:
-            events.append(BattleEvent("delta", {"side": response.side, "text": response.text, "html": html}))
+            events.append(BattleEvent("delta", {"side": response.side, "text": response.text}))
         if response.status == "done":
+            html = render_markdown(response.text) if response.text else ""
             events.append(BattleEvent("done", {"side": response.side, "html": html,
                                                "latency_ms": response.latency_ms}))
         elif response.status == "error":

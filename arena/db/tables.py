@@ -190,6 +190,17 @@ class GatekeeperRejection(Base):
     count: Mapped[int] = mapped_column(Integer, default=0)
 
 
+class UploadCount(Base):
+    """Battle uploads one address attempted in one minute, refused ones included: the rate
+    limit, counted in the database so every replica sees the same count."""
+
+    __tablename__ = "upload_counts"
+
+    ip_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    minute: Mapped[int] = mapped_column(Integer, primary_key=True)  # minutes since the epoch
+    count: Mapped[int] = mapped_column(Integer, default=0)
+
+
 # -- evaluations: the benchmark, the model judge, expert re-votes ---------------
 
 BENCH_STATUSES = ("done", "error")

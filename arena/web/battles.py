@@ -6,7 +6,6 @@ import asyncio
 import random
 import secrets
 from dataclasses import asdict
-from datetime import timedelta
 from typing import Literal
 
 from fastapi import APIRouter, Request
@@ -20,6 +19,7 @@ from arena.battles import integrity, labels, repository
 from arena.battles.votes import Reveal, cast_vote, voter_hash
 from arena.config import Settings
 from arena.db.tables import utcnow
+from arena.db.text import is_storable_text
 from arena.deps import AdminDep, BattleRunsDep, DatabaseDep, ServicesDep, SessionDep, SettingsDep
 from arena.errors import ClientError
 from arena.geo.language import guess_language
@@ -73,11 +73,14 @@ async def create_battle(
     # short transactions of their own: no pooled connection is held while a slow upload arrives
     needed_bits = await db.run(integrity.challenge_bits, config, voter, ip_hash)
     if settings.battles_per_minute:
-        started = await db.run(repository.recent_battles, ip_hash, utcnow() - timedelta(minutes=1))
-        if started >= settings.battles_per_minute:
+        # Counted first and atomically, so a refused upload counts too and parallel ones race for
+        # the same counter in the database (on every replica) instead of each reading a stale count.
+        attempts = await db.run(repository.count_upload, ip_hash, utcnow())
+        if attempts > settings.battles_per_minute:
             raise ClientError(429, "rate_limited",
-                              f"You have started {started} battles in the last minute; please wait a moment "
-                              "before starting another.", headers={"Retry-After": "60"})
+                              f"This address has sent {attempts - 1} photos in the last minute (the limit is "
+                              f"{settings.battles_per_minute}); please wait a moment before starting another.",
+                              headers={"Retry-After": "60"})
     # The body is counted as it arrives: a chunked upload has no Content-Length
     # to refuse up front, and the form parser would spool all of it to disk.
     # The form closes (and deletes) its spooled upload when this block ends.
@@ -90,26 +93,23 @@ async def create_battle(
             await db.run(integrity.redeem, settings.secret_key, voter, token, solution, needed_bits)
         if not isinstance(upload, UploadFile):
             raise ClientError(422, "missing_image", "Attach a photo in the `image` field.")
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise ClientError(422, "missing_prompt", "Ask a question about the photo in the `prompt` field.")
-        prompt = prompt.strip()
-        if len(prompt) > settings.max_prompt_chars:
-            raise ClientError(422, "prompt_too_long", f"The question is {len(prompt)} characters long; "
-                              f"the limit is {settings.max_prompt_chars}.")
+        prompt = _valid_prompt(prompt, settings.max_prompt_chars)
+        # The cheap checks first: the question is judged before the photo is decoded.
+        verdict = await services.gatekeeper.classify(prompt)
+        if not verdict.geographic:
+            await db.run(repository.count_rejection, verdict.classifier[:100])
+            GATEKEEPER_REFUSALS.labels(classifier=verdict.classifier[:100]).inc()
+            raise ClientError(422, "not_geographic", verdict.reason)
         data = await upload.read(settings.max_upload_bytes + 1)
         share, location, place = form.get("share_location"), form.get("location"), form.get("place")
     limits = IntakeLimits(settings.max_upload_bytes, settings.max_pixels, settings.contender_long_side)
-    image = await asyncio.to_thread(normalise, data, limits)  # IntakeError is answered as it is
+    async with services.decode_slots:
+        image = await asyncio.to_thread(normalise, data, limits)  # IntakeError is answered as it is
+    del data
     label = await asyncio.to_thread(  # opt-in only; the photo's GPS is dropped here otherwise
         labels.label_from_form, share=share, location=location, place=place, exif_gps=image.gps,
         precision_km=settings.label_precision_km,
     )
-
-    verdict = await services.gatekeeper.classify(prompt)
-    if not verdict.geographic:
-        await db.run(repository.count_rejection, verdict.classifier[:100])
-        GATEKEEPER_REFUSALS.labels(classifier=verdict.classifier[:100]).inc()
-        raise ClientError(422, "not_geographic", verdict.reason)
 
     try:
         draw = services.draw_pair(random.SystemRandom())
@@ -169,6 +169,22 @@ def delete_label(battle_id: str, session: SessionDep) -> JSONResponse:
     if not labels.delete_label(session, battle_id):
         raise ClientError(404, "label_not_found", "This battle has no location label.")
     return JSONResponse({"battle_id": battle_id, "deleted": True})
+
+
+def _valid_prompt(prompt: object, max_chars: int) -> str:
+    """The question, refused (422) before anything is stored when it is missing, too long or not
+    text: NUL and other control characters, and lone surrogates that UTF-8 cannot hold."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ClientError(422, "missing_prompt", "Ask a question about the photo in the `prompt` field.")
+    prompt = prompt.strip()
+    if len(prompt) > max_chars:
+        raise ClientError(422, "prompt_too_long",
+                          f"The question is {len(prompt)} characters long; the limit is {max_chars}.")
+    if not is_storable_text(prompt, allow="\t\n\r"):
+        raise ClientError(422, "invalid_prompt",
+                          "The question contains control characters (such as NUL) or broken Unicode; "
+                          "please type it as plain text.")
+    return prompt
 
 
 def _store_battle(

@@ -267,7 +267,7 @@ class TestRateLimit:
         )
         assert refused.status_code == 429
         assert refused.headers["retry-after"] == "60"
-        assert refused.json()["error"] == "rate_limited" and "2 battles in the last minute" in refused.json()["message"]
+        assert refused.json()["error"] == "rate_limited" and "2 photos in the last minute" in refused.json()["message"]
         with app.state.services.database.sessions() as session:
             hashes = {b.ip_hash for b in session.scalars(select(Battle))}
         assert len(hashes) == 1 and "127.0.0.1" not in hashes.pop()

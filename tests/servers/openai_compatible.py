@@ -81,6 +81,12 @@ class OpenAICompatibleServer:
             return
         if model == "leaky":
             pieces = ["As a model trained by ", "OpenAI", ", I think this is **Paris**."]
+        elif model.startswith("long-"):  # long-N: N characters of markdown, in 1000-character pieces
+            line = "- **Evidence** item, with `code` and *emphasis* in it: the street signs here\n"
+            text = (line * (int(model.removeprefix("long-")) // len(line) + 1))[: int(model.removeprefix("long-"))]
+            pieces = [text[i:i + 1000] for i in range(0, len(text), 1000)]
+        elif model == "surrogate":  # a lone surrogate and a NUL, as JSON escapes can carry them
+            pieces = ["Best guess: **Paris** \ud83d", " (48.8566\u0000N)."]
         else:
             pieces = [
                 "## Where this was taken\n\n",
