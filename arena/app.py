@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException
 
 from arena.battles.runner import BattleHooks, BattleRuns
 from arena.config import Settings
@@ -34,6 +35,7 @@ from arena.images.store import ImageStore
 from arena.pool import PoolPolicy, find_identity_leaks
 from arena.pool.counts import EvidenceCache, VoteCountCache
 from arena.web import admin, battles, bench, health, images, leaderboard, metrics, pages, review, terms
+from arena.web.headers import SecurityHeaders
 from arena.web.origin import SameOriginWrites
 from arena.web.worldmap import world_map_svg
 
@@ -65,6 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router)
     _install_error_handlers(app)
     app.add_middleware(SameOriginWrites)  # no cross-site writes (arena.web.origin)
+    app.add_middleware(SecurityHeaders)  # outermost: on every answer, refusals included
     return app
 
 
@@ -99,6 +102,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         # a contender configured with a longer timeout than the battle's gets its time
         battle_timeout=max([settings.battle_timeout, *(c.timeout for c in pool_config.contenders)]),
         max_answer_chars=settings.max_answer_chars,
+        lease=settings.battle_lease,
         hooks=BattleHooks(
             on_side_result=on_side_result,
             flag_battle=lambda texts: ["identity_leak"] if find_identity_leaks(texts, pool_config) else [],
@@ -115,6 +119,10 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     )
     app.state.services = services
     ranker = app.state.background_ranker = _background_ranker(settings, database)
+    try:
+        await asyncio.to_thread(battle_runs.recover)
+    except Exception:  # the database may be down at start-up: followers still abandon by the lease
+        log.warning("could not look for battles left running", exc_info=True)
     try:
         yield
     finally:
@@ -162,12 +170,24 @@ def _install_error_handlers(app: FastAPI) -> None:
             f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg', 'invalid')}"
             for e in exc.errors()
         )
-        return JSONResponse({"error": "invalid_request", "message": problems or "Invalid request."},
-                            status_code=422)
+        message = f"The request is not valid ({problems})." if problems else "The request is not valid."
+        return JSONResponse({"error": "invalid_request", "message": message}, status_code=422)
 
+    # Starlette's own exception (FastAPI's subclasses it): unknown paths (404) and methods (405)
+    # raised by the router are answered in the arena's format too, not as {"detail": ...}
     @app.exception_handler(HTTPException)
-    async def _http_error(_request: Request, exc: HTTPException) -> JSONResponse:
+    async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorised"}.get(exc.status_code, "error")
-        return JSONResponse({"error": code, "message": str(exc.detail)}, status_code=exc.status_code,
+        message = {
+            404: "There is nothing at this address.",
+            405: f"This address does not take {request.method} requests.",
+        }.get(exc.status_code, str(exc.detail))
+        return JSONResponse({"error": code, "message": message}, status_code=exc.status_code,
                             headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        # the traceback still goes to the log (Starlette re-raises after answering)
+        return JSONResponse({"error": "internal_error",
+                             "message": "Something went wrong in the arena; please try again."}, status_code=500)
 

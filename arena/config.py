@@ -65,6 +65,7 @@ class Settings(BaseSettings):
     label_precision_km: float = Field(default=1.0, gt=0, le=1000)
     battles_per_minute: int = 10  # uploads per IP address (refused ones count); 0 turns the limit off
     max_answer_chars: int = 200_000  # an answer longer than this is stopped and fails its side
+    battle_lease: float = Field(default=30.0, gt=0)  # seconds a running battle's replica may go silent
     # proxies whose X-Forwarded-For is believed (comma-separated, or "*")
     forwarded_allow_ips: str = "127.0.0.1"
     # the background rating job of `arena serve`: "" = `[ratings] every` of the

@@ -106,6 +106,31 @@ def abandon_if_stale(session: Session, battle_id: str, older_than: timedelta) ->
     return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
 
+def renew_lease(session: Session, battle_id: str) -> None:
+    """The replica running a battle says it is still at it (see `abandon_stale`)."""
+    session.execute(
+        update(Battle).where(Battle.id == battle_id, Battle.status == "running").values(updated_at=utcnow())
+    )
+
+
+def abandon_stale(session: Session, older_than: timedelta) -> int:
+    """Battles whose lease ran out (their replica was killed, or lost the database for longer
+    than the lease) are marked abandoned, with their unfinished sides; returns how many."""
+    cutoff: datetime = utcnow() - older_than
+    stale = list(session.scalars(select(Battle.id).where(Battle.status == "running", Battle.updated_at < cutoff)))
+    if not stale:
+        return 0
+    session.execute(
+        update(Response).where(Response.battle_id.in_(stale), Response.status.in_(("pending", "streaming")))
+        .values(status="abandoned", finished_at=utcnow())
+    )
+    result = session.execute(
+        update(Battle).where(Battle.id.in_(stale), Battle.status == "running", Battle.updated_at < cutoff)
+        .values(status="abandoned", updated_at=utcnow())
+    )
+    return int(result.rowcount or 0)
+
+
 def update_response(session: Session, battle_id: str, side: str, **values: Any) -> None:
     session.execute(
         update(Response).where(Response.battle_id == battle_id, Response.side == side).values(**values)

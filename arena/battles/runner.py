@@ -45,6 +45,9 @@ MAX_ANSWER_CHARS = 200_000
 KEEP_ALIVE_INTERVAL = 15.0
 POLL_INTERVAL = 1.0
 ABANDON_GRACE = 5.0  # seconds a battle with no watcher keeps running, for a reconnect
+# A running battle's lease: its replica renews it every third of this; one not renewed for
+# this long lost its replica (kill -9, a long database outage) and is abandoned by whoever looks.
+LEASE_SECONDS = 30.0
 
 
 @dataclass
@@ -71,8 +74,10 @@ class BattleRuns:
         hooks: BattleHooks | None = None,
         abandon_grace: float = ABANDON_GRACE,
         max_answer_chars: int = MAX_ANSWER_CHARS,
+        lease: float = LEASE_SECONDS,
     ) -> None:
         self.max_answer_chars = max_answer_chars
+        self.lease = lease
         self.sessions = sessions
         self.images = images
         self.pool = pool
@@ -103,6 +108,14 @@ class BattleRuns:
             return
         async for chunk in self._follow_database(battle_id):
             yield chunk
+
+    def recover(self) -> int:
+        """At start-up: abandon the battles whose replica died with them (blocking; call it in a thread)."""
+        with self.sessions.begin() as session:
+            count = repository.abandon_stale(session, timedelta(seconds=self.lease))
+        if count:
+            log.warning("abandoned %d battle(s) left running by a stopped replica", count)
+        return count
 
     async def shutdown(self) -> None:
         for run in list(self._runs.values()):
@@ -146,7 +159,7 @@ class BattleRuns:
                 for chunk in await asyncio.to_thread(replay_encoded, battle):
                     yield chunk
                 return
-            stale_after = timedelta(seconds=self.battle_timeout + 30)
+            stale_after = timedelta(seconds=self.lease)
             if await asyncio.to_thread(self._abandon_if_stale, battle_id, stale_after):
                 continue
             await asyncio.sleep(POLL_INTERVAL)
@@ -229,6 +242,25 @@ class BattleRun:
             self.task.cancel()
 
     async def run(self) -> None:
+        lease = asyncio.create_task(self._renew_lease(), name=f"lease-{self.battle_id}")
+        try:
+            await self._run()
+        finally:
+            lease.cancel()
+
+    async def _renew_lease(self) -> None:
+        while True:
+            await asyncio.sleep(self.runs.lease / 3)
+            try:
+                await asyncio.to_thread(self._persist_lease)
+            except Exception:  # a database outage: the run goes on; the lease may lapse
+                log.warning("battle %s: could not renew its lease", self.battle_id, exc_info=True)
+
+    def _persist_lease(self) -> None:
+        with self.runs.sessions.begin() as session:
+            repository.renew_lease(session, self.battle_id)
+
+    async def _run(self) -> None:
         try:
             async with asyncio.timeout(self.runs.battle_timeout):
                 await asyncio.gather(*(self._guard(s, self._pump(s)) for s in self.sides.values()))
