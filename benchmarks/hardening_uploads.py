@@ -33,8 +33,8 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.servers import free_port, serve_in_thread
-from tests.servers.openai_compatible import OpenAICompatibleServer
+from tests.servers import free_port, serve_in_thread  # noqa: E402
+from tests.servers.openai_compatible import OpenAICompatibleServer  # noqa: E402
 
 SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
 PHOTO = SHARED / "data" / "geobrowse-sample" / "images" / "level1-1.jpg"

@@ -60,8 +60,8 @@ def count_upload(session: Session, ip_hash: str, now: datetime) -> int:
     minute = int(now.timestamp() // 60)
     dialect = session.get_bind().dialect.name
     insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
-    statement = insert(UploadCount).values(ip_hash=ip_hash, minute=minute, count=1)
-    statement = statement.on_conflict_do_update(
+    row = insert(UploadCount).values(ip_hash=ip_hash, minute=minute, count=1)
+    statement = row.on_conflict_do_update(
         index_elements=[UploadCount.ip_hash, UploadCount.minute], set_={"count": UploadCount.count + 1}
     ).returning(UploadCount.count)
     this_minute = int(session.execute(statement).scalar_one())
@@ -128,7 +128,7 @@ def abandon_stale(session: Session, older_than: timedelta) -> int:
         update(Battle).where(Battle.id.in_(stale), Battle.status == "running", Battle.updated_at < cutoff)
         .values(status="abandoned", updated_at=utcnow())
     )
-    return int(result.rowcount or 0)
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
 def update_response(session: Session, battle_id: str, side: str, **values: Any) -> None:
