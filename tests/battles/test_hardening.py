@@ -127,7 +127,7 @@ class TestDecodeBound:
         return settings.model_copy(update={"decode_memory_mb": 500, "battles_per_minute": 0})
 
     async def test_concurrent_decodes_wait_for_a_slot(self, client, app, monkeypatch):
-        from arena.battles import routes
+        from arena.web import battles as routes
 
         running, peak = 0, 0
         real = routes.normalise

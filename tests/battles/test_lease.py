@@ -36,7 +36,7 @@ class TestStaleBattles:
         age(database_url, fresh, 1)  # another replica's, still within its lease
         restarted = create_app(settings)
         async with restarted.router.lifespan_context(restarted):
-            with restarted.state.sessionmaker() as session:
+            with restarted.state.services.database.sessions() as session:
                 statuses = dict(session.execute(select(Battle.id, Battle.status)).all())
                 sides = {r.status for r in session.scalars(select(Response).where(Response.battle_id == old))}
         assert statuses[old] == "abandoned" and statuses[fresh] == "running"

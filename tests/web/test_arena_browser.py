@@ -155,7 +155,7 @@ class TestArenaInBrowser:
         assert page.locator("#form-error").is_hidden()
         preview = page.locator("#photo-preview")
         preview.wait_for()
-        page.wait_for_function("document.querySelector('#photo-preview').naturalWidth > 0")
+        page.wait_for_function("() => document.querySelector('#photo-preview').naturalWidth > 0")
         assert sample_photo.name in page.locator("#dropzone-title").inner_text()
 
     def test_a_failed_side_cannot_be_voted_on(
@@ -169,7 +169,7 @@ class TestArenaInBrowser:
 
         new_battle = page.get_by_role("button", name="New battle")
         new_battle.wait_for(timeout=ANSWER_TIMEOUT_MS)
-        page.wait_for_function("!document.querySelector('#pane-a[aria-busy=true], #pane-b[aria-busy=true]')",
+        page.wait_for_function("() => !document.querySelector('#pane-a[aria-busy=true], #pane-b[aria-busy=true]')",
                                timeout=ANSWER_TIMEOUT_MS)
         states = {side: page.locator(f"#pane-{side}").get_attribute("data-state") for side in "ab"}
         assert sorted(states.values()) == ["done", "error"]
