@@ -193,3 +193,37 @@ async def client(app) -> AsyncIterator[httpx.AsyncClient]:  # type: ignore[no-un
 def photo_bytes() -> bytes:
     """A real photo from the GeoBrowse sample."""
     return (SAMPLE_DIR / "images" / "level1-1.jpg").read_bytes()
+
+
+# -- the sample photos, opened (GATE's tools and the image operations) ------------
+
+
+@pytest.fixture
+def load_photo():  # type: ignore[no-untyped-def]
+    """Open any sample photo by file name."""
+    from tests.photos import photo
+
+    return photo
+
+
+@pytest.fixture
+def street():  # type: ignore[no-untyped-def]
+    """Tokyo street: trees, a car, a fence, road markings; no sky."""
+    from tests.photos import photo
+
+    return photo("level1-1.jpg")
+
+
+@pytest.fixture
+def town():  # type: ignore[no-untyped-def]
+    """A hillside town under an overcast sky, blue roofs, mountains."""
+    from tests.photos import photo
+
+    return photo("level1-55.jpg")
+
+
+@pytest.fixture
+def street_jpeg():  # type: ignore[no-untyped-def]
+    from tests.photos import contender_photo
+
+    return contender_photo("level1-1.jpg")
