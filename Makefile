@@ -22,6 +22,7 @@ test: install system-deps postgres lint
 # ruff (lint and format), mypy (strict on ratings/, battles/, export/, db/), the import contracts
 lint: install
 	$(BIN)/ruff check arena tests benchmarks migrations
+	$(BIN)/ruff format --check arena tests benchmarks migrations
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 

@@ -49,8 +49,16 @@ TEMPLATES = ROOT / "templates"
 STATIC = ROOT / "static"
 
 ROUTERS = (
-    health.router, metrics.router, battles.router, images.router, pages.router, leaderboard.router, admin.router,
-    review.router, bench.router, terms.router,
+    health.router,
+    metrics.router,
+    battles.router,
+    images.router,
+    pages.router,
+    leaderboard.router,
+    admin.router,
+    review.router,
+    bench.router,
+    terms.router,
 )
 
 
@@ -98,7 +106,9 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         metrics.side_finished(contender, ok)
 
     battle_runs = BattleRuns(
-        sessions, images, pool,
+        sessions,
+        images,
+        pool,
         # a contender configured with a longer timeout than the battle's gets its time
         battle_timeout=max([settings.battle_timeout, *(c.timeout for c in pool_config.contenders)]),
         max_answer_chars=settings.max_answer_chars,
@@ -112,9 +122,17 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     templates.env.globals["world_map_svg"] = world_map_svg  # inline SVG, drawn on the server
     templates.env.globals["country_name"] = country_display_name
     services = Services(
-        settings=settings, templates=templates, database=database,
-        http=http, images=images, pool_config=pool_config, pool=pool, policy=policy,
-        draw_pair=lambda rng: policy.draw_pair(rng, counts.get(), evidence.get() if evidence else None), gatekeeper=gatekeeper, battle_runs=battle_runs,
+        settings=settings,
+        templates=templates,
+        database=database,
+        http=http,
+        images=images,
+        pool_config=pool_config,
+        pool=pool,
+        policy=policy,
+        draw_pair=lambda rng: policy.draw_pair(rng, counts.get(), evidence.get() if evidence else None),
+        gatekeeper=gatekeeper,
+        battle_runs=battle_runs,
         decode_slots=asyncio.Semaphore(_decode_slots(settings)),
     )
     app.state.services = services
@@ -161,8 +179,7 @@ def _decode_slots(settings: Settings) -> int:
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ClientError)
     async def _client_error(_request: Request, exc: ClientError) -> JSONResponse:
-        return JSONResponse({"error": exc.code, "message": exc.message}, status_code=exc.status,
-                            headers=exc.headers)
+        return JSONResponse({"error": exc.code, "message": exc.message}, status_code=exc.status, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -182,12 +199,14 @@ def _install_error_handlers(app: FastAPI) -> None:
             404: "There is nothing at this address.",
             405: f"This address does not take {request.method} requests.",
         }.get(exc.status_code, str(exc.detail))
-        return JSONResponse({"error": code, "message": message}, status_code=exc.status_code,
-                            headers=getattr(exc, "headers", None))
+        return JSONResponse(
+            {"error": code, "message": message}, status_code=exc.status_code, headers=getattr(exc, "headers", None)
+        )
 
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
         # the traceback still goes to the log (Starlette re-raises after answering)
-        return JSONResponse({"error": "internal_error",
-                             "message": "Something went wrong in the arena; please try again."}, status_code=500)
-
+        return JSONResponse(
+            {"error": "internal_error", "message": "Something went wrong in the arena; please try again."},
+            status_code=500,
+        )

@@ -27,8 +27,10 @@ COMMANDS = (pool_cli, gatekeeper_cli, ratings_cli, export_cli, bench_cli, judge_
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     if not hasattr(args, "func"):
         parser.print_help()
         return 2
@@ -73,11 +75,22 @@ def _serve(args: argparse.Namespace) -> int:
     _ = settings.pool  # fail early, with the pool file's error, before binding the port
     check_terms_file(settings)
     upgrade(settings.resolved_database_url)
-    print(f"GeoArena on http://{args.host}:{args.port}  (database: {_redacted(settings.resolved_database_url)}, "
-          f"{len(settings.pool.contenders)} contenders)", file=sys.stderr)
-    uvicorn.run("arena.app:create_app", factory=True, host=args.host, port=args.port,
-                workers=args.workers, reload=args.reload, log_level="info", proxy_headers=True,
-                forwarded_allow_ips=settings.forwarded_allow_ips)
+    print(
+        f"GeoArena on http://{args.host}:{args.port}  (database: {_redacted(settings.resolved_database_url)}, "
+        f"{len(settings.pool.contenders)} contenders)",
+        file=sys.stderr,
+    )
+    uvicorn.run(
+        "arena.app:create_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        reload=args.reload,
+        log_level="info",
+        proxy_headers=True,
+        forwarded_allow_ips=settings.forwarded_allow_ips,
+    )
     return 0
 
 
@@ -98,4 +111,3 @@ def _redacted(url: str) -> str:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-

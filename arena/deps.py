@@ -89,13 +89,18 @@ def require_admin(request: Request, settings: Annotated[Settings, Depends(get_se
     """Admin routes need `Authorization: Bearer $ARENA_ADMIN_TOKEN`."""
     token = settings.admin_token
     if not token:
-        raise ClientError(503, "admin_disabled",
-                          "The admin API is off: set ARENA_ADMIN_TOKEN on the server to enable it.")
+        raise ClientError(
+            503, "admin_disabled", "The admin API is off: set ARENA_ADMIN_TOKEN on the server to enable it."
+        )
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
     # compare_digest on bytes of both: constant time whatever the input
     if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
-        raise ClientError(401, "unauthorised", "Send the admin token as `Authorization: Bearer <token>`.",
-                          headers={"WWW-Authenticate": 'Bearer realm="geoarena-admin"'})
+        raise ClientError(
+            401,
+            "unauthorised",
+            "Send the admin token as `Authorization: Bearer <token>`.",
+            headers={"WWW-Authenticate": 'Bearer realm="geoarena-admin"'},
+        )
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]

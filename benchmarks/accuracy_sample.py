@@ -41,8 +41,15 @@ async def run(limit: int | None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{tmp}/arena.db"
         upgrade(url)  # the schema, as `arena serve` makes it
-        settings = Settings(env="test", data_dir=Path(tmp), database_url=url, config=Path(tmp) / "no-pool.toml",
-                            secret_key="benchmark-secret-key", battle_timeout=600, battles_per_minute=0)
+        settings = Settings(
+            env="test",
+            data_dir=Path(tmp),
+            database_url=url,
+            config=Path(tmp) / "no-pool.toml",
+            secret_key="benchmark-secret-key",
+            battle_timeout=600,
+            battles_per_minute=0,
+        )
         app = create_app(settings)
         results = []
         async with app.router.lifespan_context(app):
@@ -52,7 +59,8 @@ async def run(limit: int | None) -> dict:
                     image = row["image"][0] if isinstance(row["image"], list) else row["image"]
                     started = time.perf_counter()
                     created = await client.post(
-                        "/api/battles", files={"image": ("photo.jpg", (SAMPLE / image).read_bytes(), "image/jpeg")},
+                        "/api/battles",
+                        files={"image": ("photo.jpg", (SAMPLE / image).read_bytes(), "image/jpeg")},
                         data={"prompt": row["prompt"], "share_location": "true", "place": row["gold_image_answer"]},
                     )
                     if created.status_code != 201:
@@ -60,12 +68,24 @@ async def run(limit: int | None) -> dict:
                         continue
                     battle_id = created.json()["battle_id"]
                     await client.get(created.json()["events_url"])  # runs both contenders to the end
-                    results.append(_scored(app, battle_id, image, row["gold_image_answer"], time.perf_counter() - started))
+                    results.append(
+                        _scored(app, battle_id, image, row["gold_image_answer"], time.perf_counter() - started)
+                    )
                     print(f"  {image}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    labelled = [LabelledVote(r["sides"]["a"]["contender"], r["sides"]["b"]["contender"], 0.5,
-                             r["sides"]["a"]["error_km"], r["sides"]["b"]["error_km"],
-                             r["sides"]["a"]["country_hit"], r["sides"]["b"]["country_hit"], r["label"]["country"])
-                for r in results if "sides" in r]
+    labelled = [
+        LabelledVote(
+            r["sides"]["a"]["contender"],
+            r["sides"]["b"]["contender"],
+            0.5,
+            r["sides"]["a"]["error_km"],
+            r["sides"]["b"]["error_km"],
+            r["sides"]["a"]["country_hit"],
+            r["sides"]["b"]["country_hit"],
+            r["label"]["country"],
+        )
+        for r in results
+        if "sides" in r
+    ]
     return {"battles": results, "accuracy": accuracy_section(labelled, rounds=1000, seed=0)}
 
 
@@ -85,10 +105,18 @@ def _scored(app, battle_id: str, image: str, gold: str, seconds: float) -> dict:
                 "error_km": round(commit.error_km(label.lat, label.lon), 1) if commit else None,
                 "country_hit": (commit.country_code == label.country) if commit else False,
             }
-        return {"photo": image, "gold": gold, "seconds": round(seconds, 1),
-                "label": {"source": label.source, "precision_km": label.precision_km, "country": label.country,
-                          "continent": label.continent},
-                "sides": sides}
+        return {
+            "photo": image,
+            "gold": gold,
+            "seconds": round(seconds, 1),
+            "label": {
+                "source": label.source,
+                "precision_km": label.precision_km,
+                "country": label.country,
+                "continent": label.continent,
+            },
+            "sides": sides,
+        }
 
 
 def main() -> None:
@@ -109,18 +137,24 @@ def main() -> None:
         for side in ("a", "b"):
             s = r["sides"][side]
             err = "no place" if s["error_km"] is None else f"{s['error_km']:,.0f}"
-            print(f"{r['photo']:<18} {gold[:34]:<34} {s['contender']:<22} {(s['place'] or '-')[:34]:<34} "
-                  f"{s['level'] or '-':<11} {err:>9}")
+            print(
+                f"{r['photo']:<18} {gold[:34]:<34} {s['contender']:<22} {(s['place'] or '-')[:34]:<34} "
+                f"{s['level'] or '-':<11} {err:>9}"
+            )
     print()
-    print(f"{'contender':<22} {'n':>3} {'median km':>10} {'<=25':>6} {'<=200':>6} {'<=750':>6} {'<=2500':>7} "
-          f"{'GeoScore':>9} {'country':>8} {'no place':>9}")
+    print(
+        f"{'contender':<22} {'n':>3} {'median km':>10} {'<=25':>6} {'<=200':>6} {'<=750':>6} {'<=2500':>7} "
+        f"{'GeoScore':>9} {'country':>8} {'no place':>9}"
+    )
     for name, a in result["accuracy"].items():
         med = a["median_km"]["value"]
         w = a["within_km"]
-        print(f"{name:<22} {a['labelled']:>3} {('miss' if med is None else f'{med:,.0f}'):>10} "
-              f"{w['25']['value']:>6.0%} {w['200']['value']:>6.0%} {w['750']['value']:>6.0%} {w['2500']['value']:>7.0%} "
-              f"{a['geoscore']['value']:>9,.0f} {a['country_accuracy']['value']:>8.0%} "
-              f"{a['no_commitment_rate']['value']:>9.0%}")
+        print(
+            f"{name:<22} {a['labelled']:>3} {('miss' if med is None else f'{med:,.0f}'):>10} "
+            f"{w['25']['value']:>6.0%} {w['200']['value']:>6.0%} {w['750']['value']:>6.0%} {w['2500']['value']:>7.0%} "
+            f"{a['geoscore']['value']:>9,.0f} {a['country_accuracy']['value']:>8.0%} "
+            f"{a['no_commitment_rate']['value']:>9.0%}"
+        )
 
 
 if __name__ == "__main__":

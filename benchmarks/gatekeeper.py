@@ -47,14 +47,18 @@ def main() -> int:
     rows = load_dataset()
 
     print("== start-up (fresh processes, median of 5)")
-    load = _fresh("import time; from arena.gatekeeper.model import OfflineModel; t=time.perf_counter(); "
-                  "OfflineModel.load(); print(time.perf_counter()-t)")
+    load = _fresh(
+        "import time; from arena.gatekeeper.model import OfflineModel; t=time.perf_counter(); "
+        "OfflineModel.load(); print(time.perf_counter()-t)"
+    )
     imp = _fresh("import time; t=time.perf_counter(); import arena.gatekeeper; print(time.perf_counter()-t)")
     _target(f"model load (model.npz read) {load * 1000:.0f} ms", load < 0.5, "< 500 ms")
     print(f"  import arena.gatekeeper {imp * 1000:.0f} ms (scikit-learn not imported; most of it arena.config)")
 
-    print("== verdict latency (score, and the language of a refusal), 2,000 runs per length; the machine is "
-          "shared, so p99 carries other processes' load")
+    print(
+        "== verdict latency (score, and the language of a refusal), 2,000 runs per length; the machine is "
+        "shared, so p99 carries other processes' load"
+    )
     text = " ".join(r.prompt for r in rows if r.source.startswith(("geoarena-v1", "chatterbot")))
     print(f"  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     worst = worst_cpu = 0.0
@@ -72,8 +76,10 @@ def main() -> int:
         cpu.sort()
         p99, p99_cpu = wall[int(len(wall) * 0.99)], cpu[int(len(cpu) * 0.99)]
         worst, worst_cpu = max(worst, p99), max(worst_cpu, p99_cpu)
-        print(f"  {length:>5} chars  wall p50 {wall[1000] * 1000:.2f} ms  p99 {p99 * 1000:.2f} ms   "
-              f"cpu p50 {cpu[1000] * 1000:.2f} ms  p99 {p99_cpu * 1000:.2f} ms")
+        print(
+            f"  {length:>5} chars  wall p50 {wall[1000] * 1000:.2f} ms  p99 {p99 * 1000:.2f} ms   "
+            f"cpu p50 {cpu[1000] * 1000:.2f} ms  p99 {p99_cpu * 1000:.2f} ms"
+        )
     _target(f"wall p99 at <= 2,000 chars {worst * 1000:.2f} ms", worst < 0.010, "< 10 ms")
     _target(f"cpu p99 at <= 2,000 chars {worst_cpu * 1000:.2f} ms (time on a core)", worst_cpu < 0.010, "< 10 ms")
 
@@ -82,20 +88,18 @@ def main() -> int:
         report = evaluate_offline(rows)
         for line in report.lines(max_errors=0)[:-1]:
             print(line)
-        _target(f"accuracy on unseen sources {report.overall.accuracy:.4f}", report.overall.accuracy >= 0.97,
-                ">= 0.97")
+        _target(f"accuracy on unseen sources {report.overall.accuracy:.4f}", report.overall.accuracy >= 0.97, ">= 0.97")
         low = sorted(lang for lang, t in report.languages.items() if t.accuracy < 0.95)
-        _target(f"languages below 0.95: {len(low)} of {len(report.languages)} {' '.join(low)}", not low,
-                "none")
-        _target(f"non-geographic accepted {report.not_geo_accepted:.4f}", report.not_geo_accepted <= 0.02,
-                "<= 0.02")
+        _target(f"languages below 0.95: {len(low)} of {len(report.languages)} {' '.join(low)}", not low, "none")
+        _target(f"non-geographic accepted {report.not_geo_accepted:.4f}", report.not_geo_accepted <= 0.02, "<= 0.02")
 
     print("== probes (none is in the training data)")
     probes = _probes(args.data)
     for name, items in probes.items():
         result = evaluate_model(items, model.score)
-        _target(f"{name}: {result.overall.correct}/{result.overall.n}", result.overall.correct == result.overall.n,
-                "all")
+        _target(
+            f"{name}: {result.overall.correct}/{result.overall.n}", result.overall.correct == result.overall.n, "all"
+        )
         for row, score in result.errors:
             print(f"      miss  score={score:.3f}  {row.prompt[:110]!r}")
 
@@ -107,32 +111,38 @@ def main() -> int:
         if r.source != "mhumaneval:code":
             per[r.lang][0] += guess_language(r.prompt) == r.lang
             per[r.lang][1] += 1
-    print(f"  all {right / total:.3f} ({right}/{total}); " + " ".join(
-        f"{lang} {a / b:.2f}" for lang, (a, b) in sorted(per.items())))
+    print(
+        f"  all {right / total:.3f} ({right}/{total}); "
+        + " ".join(f"{lang} {a / b:.2f}" for lang, (a, b) in sorted(per.items()))
+    )
     return 0
 
 
 def _probes(data: Path) -> dict[str, list[LabelledPrompt]]:
     probes: dict[str, list[LabelledPrompt]] = {
         "home page examples taken": [LabelledPrompt(p, True, "en", "page") for p in EXAMPLE_PROMPTS],
-        "kinds the refusal names taken": [LabelledPrompt(p, True, "en", "refusal") for p in
-                                          REFUSAL_KINDS_EN.values()],
+        "kinds the refusal names taken": [LabelledPrompt(p, True, "en", "refusal") for p in REFUSAL_KINDS_EN.values()],
         "keyword stuffing refused": [LabelledPrompt(p, False, "en", "stuffing") for p in STUFFED],
     }
     geobrowse = []
     for name in ("level1_en.jsonl", "level2_en.jsonl"):
         path = data / "geobrowse-sample" / name
         if path.is_file():
-            geobrowse += [LabelledPrompt(json.loads(line)["prompt"], True, "en", name)
-                          for line in path.read_text("utf-8").splitlines() if line.strip()]
+            geobrowse += [
+                LabelledPrompt(json.loads(line)["prompt"], True, "en", name)
+                for line in path.read_text("utf-8").splitlines()
+                if line.strip()
+            ]
     if geobrowse:
         probes["GeoBrowse sample questions taken"] = geobrowse
     return probes
 
 
 def _fresh(code: str) -> float:
-    runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
-            for _ in range(5)]
+    runs = [
+        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+        for _ in range(5)
+    ]
     return statistics.median(runs)
 
 

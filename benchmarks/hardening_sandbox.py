@@ -77,8 +77,14 @@ async def sandbox_peak(forks: int) -> tuple[float, int]:
 
 
 def zombies_as_pid_one() -> str:
-    done = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", ZOMBIE_SCRIPT],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", ZOMBIE_SCRIPT],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     return done.stdout.split()[-1] if done.returncode == 0 else f"failed: {done.stderr[-200:]}"
 
 
@@ -88,8 +94,10 @@ def main() -> None:
     args = parser.parse_args()
     box = CodeSandbox()
     mb, processes = asyncio.run(sandbox_peak(args.processes - 1))
-    print(f"sandbox memory of one call: peak {mb:.0f} MB with {processes} processes "
-          f"(ceiling {box.memory_mb} MB, {box.max_processes} processes allowed)")
+    print(
+        f"sandbox memory of one call: peak {mb:.0f} MB with {processes} processes "
+        f"(ceiling {box.memory_mb} MB, {box.max_processes} processes allowed)"
+    )
     print(f"zombies after 20 code calls as pid 1: {zombies_as_pid_one()}")
 
 

@@ -59,11 +59,22 @@ def big_png() -> bytes:
 
 
 def start_server(checkout: Path, data: Path, pool: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "ARENA_DATA_DIR": str(data), "ARENA_CONFIG": str(pool), "TEST_MODEL_KEY": "k",
-           "ARENA_BATTLE_TIMEOUT": "600",
-           "ARENA_BATTLES_PER_MINUTE": "10", "PYTHONPATH": str(checkout)}
-    process = subprocess.Popen([sys.executable, "-m", "arena.cli", "serve", "--port", str(port)], cwd=checkout,
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "ARENA_DATA_DIR": str(data),
+        "ARENA_CONFIG": str(pool),
+        "TEST_MODEL_KEY": "k",
+        "ARENA_BATTLE_TIMEOUT": "600",
+        "ARENA_BATTLES_PER_MINUTE": "10",
+        "PYTHONPATH": str(checkout),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "serve", "--port", str(port)],
+        cwd=checkout,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
@@ -75,19 +86,29 @@ def start_server(checkout: Path, data: Path, pool: Path, port: int) -> subproces
     raise SystemExit("the arena did not start")
 
 
-def upload(client: httpx.Client | httpx.AsyncClient, photo: bytes, prompt: str, kind: str = "image/png",  # type: ignore[no-untyped-def]
-           address: str = "10.0.0.1"):
+def upload(
+    client: httpx.Client | httpx.AsyncClient,
+    photo: bytes,
+    prompt: str,
+    kind: str = "image/png",  # type: ignore[no-untyped-def]
+    address: str = "10.0.0.1",
+):
     # each phase from its own address (the server trusts X-Forwarded-For from 127.0.0.1), so
     # one phase's rate limit does not touch the next
-    return client.post("/api/battles", files={"image": ("p", photo, kind)}, data={"prompt": prompt},
-                       headers={"X-Forwarded-For": address})
+    return client.post(
+        "/api/battles",
+        files={"image": ("p", photo, kind)},
+        data={"prompt": prompt},
+        headers={"X-Forwarded-For": address},
+    )
 
 
 async def parallel_uploads(url: str) -> list[int]:
     photo = PHOTO.read_bytes()
     async with httpx.AsyncClient(base_url=url, timeout=120) as client:
-        responses = await asyncio.gather(*(upload(client, photo, "Where was this taken?", "image/jpeg", "10.0.0.2")
-                                           for _ in range(30)))
+        responses = await asyncio.gather(
+            *(upload(client, photo, "Where was this taken?", "image/jpeg", "10.0.0.2") for _ in range(30))
+        )
     return [r.status_code for r in responses]
 
 
@@ -124,18 +145,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answer-mb", type=float, default=50)
     parser.add_argument("--checkout", type=Path, default=ROOT)
-    parser.add_argument("--max-answer-chars", type=int, default=None,
-                        help="ARENA_MAX_ANSWER_CHARS for the server (default: its own default)")
+    parser.add_argument(
+        "--max-answer-chars",
+        type=int,
+        default=None,
+        help="ARENA_MAX_ANSWER_CHARS for the server (default: its own default)",
+    )
     args = parser.parse_args()
     model_server = OpenAICompatibleServer()
     with serve_in_thread(model_server.app) as model_url, tempfile.TemporaryDirectory() as tmp:
         pool = Path(tmp) / "arena.toml"
         answer = int(args.answer_mb * 1e6)
-        pool.write_text("\n".join(
-            ["[[contenders]]", f'name = "{name}"', 'provider = "openai"', f'base_url = "{model_url}/v1"',
-             f'model = "{model}"', 'api_key_env = "TEST_MODEL_KEY"', "timeout = 600", ""][i]
-            for name, model in (("long-a", f"long-{answer}"), ("long-b", "echo-b")) for i in range(8)
-        ) + '\n[gatekeeper]\nmode = "offline"\n')
+        pool.write_text(
+            "\n".join(
+                [
+                    "[[contenders]]",
+                    f'name = "{name}"',
+                    'provider = "openai"',
+                    f'base_url = "{model_url}/v1"',
+                    f'model = "{model}"',
+                    'api_key_env = "TEST_MODEL_KEY"',
+                    "timeout = 600",
+                    "",
+                ][i]
+                for name, model in (("long-a", f"long-{answer}"), ("long-b", "echo-b"))
+                for i in range(8)
+            )
+            + '\n[gatekeeper]\nmode = "offline"\n'
+        )
         port = free_port()
         if args.max_answer_chars is not None:
             os.environ["ARENA_MAX_ANSWER_CHARS"] = str(args.max_answer_chars)
@@ -148,19 +185,25 @@ def main() -> None:
                 before = cpu_seconds(server.pid)
                 statuses = [upload(client, png, "What breed is this dog?").status_code for _ in range(30)]
                 spent = cpu_seconds(server.pid) - before
-            print(f"30 refused uploads of a {len(png) / 1e3:.0f} KB 40 MP PNG: statuses "
-                  f"{ {s: statuses.count(s) for s in sorted(set(statuses))} }, first 429 at "
-                  f"#{statuses.index(429) + 1 if 429 in statuses else '-'}, server CPU {spent:.2f} s")
+            print(
+                f"30 refused uploads of a {len(png) / 1e3:.0f} KB 40 MP PNG: statuses "
+                f"{ {s: statuses.count(s) for s in sorted(set(statuses))} }, first 429 at "
+                f"#{statuses.index(429) + 1 if 429 in statuses else '-'}, server CPU {spent:.2f} s"
+            )
             parallel = asyncio.run(parallel_uploads(url))
-            print(f"30 parallel uploads under a 10/min limit: {parallel.count(201)} accepted, "
-                  f"{parallel.count(429)} refused with 429")
+            print(
+                f"30 parallel uploads under a 10/min limit: {parallel.count(201)} accepted, "
+                f"{parallel.count(429)} refused with 429"
+            )
             latencies, received, status = asyncio.run(long_answer(url))
             ordered = sorted(latencies)
             p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-            print(f"{args.answer_mb:g} MB answer: end {status}; watcher received {received / 1e6:.1f} MB of events; "
-                  f"GET / during it: {len(latencies)} requests, median {statistics.median(latencies) * 1000:.0f} ms, "
-                  f"p99 {p99 * 1000:.0f} ms, max {ordered[-1] * 1000:.0f} ms; server peak RSS "
-                  f"{peak_rss_mb(server.pid):.0f} MB")
+            print(
+                f"{args.answer_mb:g} MB answer: end {status}; watcher received {received / 1e6:.1f} MB of events; "
+                f"GET / during it: {len(latencies)} requests, median {statistics.median(latencies) * 1000:.0f} ms, "
+                f"p99 {p99 * 1000:.0f} ms, max {ordered[-1] * 1000:.0f} ms; server peak RSS "
+                f"{peak_rss_mb(server.pid):.0f} MB"
+            )
         finally:
             server.terminate()
             server.wait(timeout=30)

@@ -64,7 +64,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with level1_en.jsonl and images/")
     parser.add_argument("--limit", type=int, default=0, help="only the first N photos")
-    parser.add_argument("--max-side", type=int, default=DEFAULT_MAX_SIDE, help="long side views are shrunk to before OCR")
+    parser.add_argument(
+        "--max-side", type=int, default=DEFAULT_MAX_SIDE, help="long side views are shrunk to before OCR"
+    )
     args = parser.parse_args()
     if not (args.data / "level1_en.jsonl").exists():
         print(f"no level1_en.jsonl under {args.data}", file=sys.stderr)
@@ -98,18 +100,20 @@ async def run(data: Path, limit: int, engine: OcrEngine) -> list[Row]:
             render_answer(ranking, merged, views=views)
             seconds = time.perf_counter() - started
             photo_only = OcrGeolocator(contender.name, engine, options=GeolocatorOptions(use_question=False))
-            rows.append(Row(
-                photo=path.name,
-                contender=contender.name,
-                views=views,
-                reads=len(read),
-                lines=len(merged),
-                chars=sum(len(ln.text) for ln in merged),
-                seconds=seconds,
-                top3_photo=[c.country.country_code for c in photo_only.rank(merged, "", gazetteer).candidates],
-                top3_question=[c.country.country_code for c in ranking.candidates],
-                gold=gold,
-            ))
+            rows.append(
+                Row(
+                    photo=path.name,
+                    contender=contender.name,
+                    views=views,
+                    reads=len(read),
+                    lines=len(merged),
+                    chars=sum(len(ln.text) for ln in merged),
+                    seconds=seconds,
+                    top3_photo=[c.country.country_code for c in photo_only.rank(merged, "", gazetteer).candidates],
+                    top3_question=[c.country.country_code for c in ranking.candidates],
+                    gold=gold,
+                )
+            )
             print(_line(rows[-1]), flush=True)
     return rows
 
@@ -129,7 +133,9 @@ def gold_countries(answer: str, gazetteer: Gazetteer) -> set[str]:
 
 def report(rows: list[Row], max_side: int) -> None:
     print(f"\nviews shrunk to at most {max_side} px before OCR")
-    print(f"{'contender':<22} {'photos':>6} {'reads':>6} {'lines':>6} {'chars':>6} {'s/photo':>8} {'top3 photo':>11} {'top3 +question':>15}")
+    print(
+        f"{'contender':<22} {'photos':>6} {'reads':>6} {'lines':>6} {'chars':>6} {'s/photo':>8} {'top3 photo':>11} {'top3 +question':>15}"
+    )
     for name in dict.fromkeys(r.contender for r in rows):
         mine = [r for r in rows if r.contender == name]
         n = len(mine)
@@ -138,7 +144,10 @@ def report(rows: list[Row], max_side: int) -> None:
             f"{sum(r.seconds for r in mine) / n:>8.2f} {sum(r.hit_photo for r in mine):>5}/{n:<5} "
             f"{sum(r.hit_question for r in mine):>9}/{n:<5}"
         )
-    with_text = {name: sum(1 for r in rows if r.contender == name and r.lines) for name in dict.fromkeys(r.contender for r in rows)}
+    with_text = {
+        name: sum(1 for r in rows if r.contender == name and r.lines)
+        for name in dict.fromkeys(r.contender for r in rows)
+    }
     print("photos with any text read: " + ", ".join(f"{k} {v}" for k, v in with_text.items()))
 
 

@@ -43,7 +43,9 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-REAL_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "chatbot-arena-20240814" / "pair_counts.json"
+REAL_DATA = (
+    Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "chatbot-arena-20240814" / "pair_counts.json"
+)
 REAL_DATA_FALLBACK = Path("/work/shared/data/chatbot-arena-20240814/pair_counts.json")
 STYLE_EFFECT = np.array([0.5, 0.1, -0.15, -0.1, 0.06])
 FEATURE_MEANS = np.array([350.0, 4.0, 2.0, 3.0, 0.5])
@@ -74,11 +76,22 @@ def main() -> None:
         print(json.dumps(_measure(args.child, args.contenders, args.rounds)))
         return
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'votes':>10} {'contenders':>10} {'snapshot s':>10} {'cpu s':>6} {'BT+boot s':>9} {'style s':>8} {'peak MB':>8}  notes")
+    print(
+        f"{'votes':>10} {'contenders':>10} {'snapshot s':>10} {'cpu s':>6} {'BT+boot s':>9} {'style s':>8} {'peak MB':>8}  notes"
+    )
     jobs = [str(n) for n in args.sizes] + ([] if args.no_real else ["real"])
     for job in jobs:
         out = subprocess.run(
-            [sys.executable, __file__, "--child", job, "--contenders", str(args.contenders), "--rounds", str(args.rounds)],
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                job,
+                "--contenders",
+                str(args.contenders),
+                "--rounds",
+                str(args.rounds),
+            ],
             check=True,
             capture_output=True,
             text=True,
@@ -146,7 +159,9 @@ def _simulated_votes(size: int, contenders: int):  # type: ignore[no-untyped-def
     outcome = (rng.random(size) < p).astype(np.float64)
     outcome[rng.random(size) < 0.1] = 0.5
     languages = rng.choice(5, size, p=[0.6, 0.15, 0.1, 0.1, 0.05])
-    categories = {f"language:{code}": np.flatnonzero(languages == i) for i, code in enumerate(["en", "zh", "de", "fr", "ja"])}
+    categories = {
+        f"language:{code}": np.flatnonzero(languages == i) for i, code in enumerate(["en", "zh", "de", "fr", "ja"])
+    }
     gate = {f"contender-{i}{'+gate' if i % 2 else ''}": bool(i % 2) for i in range(contenders)}
     names = list(gate)
     is_gate = np.array([i % 2 == 1 for i in range(contenders)])
@@ -155,8 +170,19 @@ def _simulated_votes(size: int, contenders: int):  # type: ignore[no-untyped-def
     categories["plain only"] = np.flatnonzero(~is_gate[a] & ~is_gate[b])
     # about ten votes per voter, so the voter anomaly test has its real work to do
     voter = rng.integers(0, max(1, size // 10), size)
-    log = VoteLog(names, a, b, outcome, features_a, features_b, np.arange(size, dtype=np.float64), gate, categories,
-                  voter=voter, voters=[f"voter-{i}" for i in range(max(1, size // 10))])
+    log = VoteLog(
+        names,
+        a,
+        b,
+        outcome,
+        features_a,
+        features_b,
+        np.arange(size, dtype=np.float64),
+        gate,
+        categories,
+        voter=voter,
+        voters=[f"voter-{i}" for i in range(max(1, size // 10))],
+    )
     return log, "simulated"
 
 
@@ -177,7 +203,9 @@ def _real_votes():  # type: ignore[no-untyped-def]
     size = a.size
     features_a = rng.poisson(FEATURE_MEANS, (size, 5)).astype(np.float64)
     features_b = rng.poisson(FEATURE_MEANS, (size, 5)).astype(np.float64)
-    log = VoteLog(list(data["models"]), a, b, outcome, features_a, features_b, np.arange(size, dtype=np.float64), {}, {})
+    log = VoteLog(
+        list(data["models"]), a, b, outcome, features_a, features_b, np.arange(size, dtype=np.float64), {}, {}
+    )
     return log, "real Chatbot Arena pairs (style features simulated)"
 
 
@@ -185,8 +213,10 @@ def _command_table(args: argparse.Namespace) -> None:
     import tempfile
 
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'votes':>10} {'style':>5} {'format':>7} {'MB':>6} {'read s':>7} {'read cpu':>8} {'library s':>9} "
-          f"{'lib cpu':>8} {'command s':>9} {'cmd cpu':>8} {'cpu x read':>10} {'cmd peak MB':>11}")
+    print(
+        f"{'votes':>10} {'style':>5} {'format':>7} {'MB':>6} {'read s':>7} {'read cpu':>8} {'library s':>9} "
+        f"{'lib cpu':>8} {'command s':>9} {'cmd cpu':>8} {'cpu x read':>10} {'cmd peak MB':>11}"
+    )
     jobs = [str(n) for n in args.sizes] + ([] if args.no_real else ["real"])
     arena = Path(sys.executable).with_name("arena")
     with tempfile.TemporaryDirectory(prefix="arena-rank-bench-") as folder:
@@ -199,10 +229,12 @@ def _command_table(args: argparse.Namespace) -> None:
                 read = _child("--child-read", str(path))
                 library = _child("--child-library", str(path), "--rounds", str(args.rounds))
                 command_s, command_cpu, peak_mb = _run_command(arena, path, Path(folder) / "snapshot.json", args.rounds)
-                print(f"{log.size:>10,} {'yes' if with_style else 'no':>5} {fmt:>7} {path.stat().st_size / 1e6:>6.0f} "
-                      f"{read['read_s']:>7.2f} {read['read_cpu']:>8.2f} {library['library_s']:>9.2f} "
-                      f"{library['library_cpu']:>8.2f} {command_s:>9.2f} {command_cpu:>8.2f} "
-                      f"{command_cpu / read['read_cpu']:>10.1f} {peak_mb:>11.0f}")
+                print(
+                    f"{log.size:>10,} {'yes' if with_style else 'no':>5} {fmt:>7} {path.stat().st_size / 1e6:>6.0f} "
+                    f"{read['read_s']:>7.2f} {read['read_cpu']:>8.2f} {library['library_s']:>9.2f} "
+                    f"{library['library_cpu']:>8.2f} {command_s:>9.2f} {command_cpu:>8.2f} "
+                    f"{command_cpu / read['read_cpu']:>10.1f} {peak_mb:>11.0f}"
+                )
                 path.unlink()
             del log
 
@@ -223,9 +255,23 @@ def _run_command(arena: Path, path: Path, output: Path, rounds: int) -> tuple[fl
     )
     env = {**os.environ, "ARENA_CONFIG": "/nonexistent/arena.toml"}
     out = subprocess.run(
-        [sys.executable, "-c", wrapper, str(arena), "rank", "--input", str(path), "--output", str(output),
-         "--rounds", str(rounds)],
-        check=True, capture_output=True, text=True, env=env,
+        [
+            sys.executable,
+            "-c",
+            wrapper,
+            str(arena),
+            "rank",
+            "--input",
+            str(path),
+            "--output",
+            str(output),
+            "--rounds",
+            str(rounds),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     seconds, cpu, peak = out.stdout.split()
     return float(seconds), float(cpu), float(peak)
@@ -278,7 +324,8 @@ def _write_export(log, path: Path, with_style: bool) -> None:  # type: ignore[no
         language[log.categories[f"language:{code}"]] = i
     if codes:
         columns["language_code"] = pa.DictionaryArray.from_arrays(
-            pa.array(language, mask=language < 0), pa.array(codes)).cast(pa.string())
+            pa.array(language, mask=language < 0), pa.array(codes)
+        ).cast(pa.string())
     if with_style and log.features_a is not None and log.features_b is not None:
         meta_type = RANK_SCHEMA.field("conv_metadata").type
         zeros = pa.array(np.zeros(log.size, dtype=np.int64))
@@ -287,7 +334,9 @@ def _write_export(log, path: Path, with_style: bool) -> None:  # type: ignore[no
             counts = f.astype(np.int64)
             children += [
                 pa.array(counts[:, 0]),
-                pa.StructArray.from_arrays([pa.array(counts[:, 2])] + [zeros] * 5, names=[f"h{i}" for i in range(1, 7)]),
+                pa.StructArray.from_arrays(
+                    [pa.array(counts[:, 2])] + [zeros] * 5, names=[f"h{i}" for i in range(1, 7)]
+                ),
                 pa.StructArray.from_arrays([pa.array(counts[:, 1]), zeros], names=["ordered", "unordered"]),
                 pa.StructArray.from_arrays([pa.array(counts[:, 3]), zeros], names=["**", "__"]),
                 pa.StructArray.from_arrays([zeros, zeros], names=["*", "_"]),

@@ -90,15 +90,25 @@ def run(args: argparse.Namespace) -> None:
     above = int(order[args.target_rank - 2])
     gap = bt.POINTS_PER_UNIT * (honest_fit[above] - honest_fit[target])
     screening = screen_voters(arena.a, arena.b, arena.y, arena.voter, honest_fit, alpha=DEFAULT_ALPHA)
-    print(f"honest traffic: {args.honest:,} votes from {arena.voter.max() + 1:,} voters among {n} contenders "
-          f"(Chatbot Arena 2024-08-14 ratings, tie share {arena.tie_rate:.0%})")
-    print(f"target: #{args.target_rank} {arena.names[target]}, {gap:.1f} points below #{args.target_rank - 1} "
-          f"{arena.names[above]}; de-anonymiser accuracy {args.accuracy:.0%}")
-    print(f"anomaly test on honest traffic alone: {screening.flagged.size} of {screening.voters_tested:,} voters "
-          f"flagged, {screening.votes_flagged / args.honest:.3%} of honest votes")
-    print(f"defences on: anomaly test (alpha {DEFAULT_ALPHA}), {args.votes_per_day} votes per identity per day "
-          f"over {args.days} days\n")
-    header = f"{'attack':<14} {'identities':>10} {'votes, off':>11} {'votes, on':>10} {'ratio':>7} {'honest flagged':>15}"
+    print(
+        f"honest traffic: {args.honest:,} votes from {arena.voter.max() + 1:,} voters among {n} contenders "
+        f"(Chatbot Arena 2024-08-14 ratings, tie share {arena.tie_rate:.0%})"
+    )
+    print(
+        f"target: #{args.target_rank} {arena.names[target]}, {gap:.1f} points below #{args.target_rank - 1} "
+        f"{arena.names[above]}; de-anonymiser accuracy {args.accuracy:.0%}"
+    )
+    print(
+        f"anomaly test on honest traffic alone: {screening.flagged.size} of {screening.voters_tested:,} voters "
+        f"flagged, {screening.votes_flagged / args.honest:.3%} of honest votes"
+    )
+    print(
+        f"defences on: anomaly test (alpha {DEFAULT_ALPHA}), {args.votes_per_day} votes per identity per day "
+        f"over {args.days} days\n"
+    )
+    header = (
+        f"{'attack':<14} {'identities':>10} {'votes, off':>11} {'votes, on':>10} {'ratio':>7} {'honest flagged':>15}"
+    )
     print(header)
     print("-" * len(header))
     for attack in ("target-only", "omnipresent"):
@@ -107,8 +117,10 @@ def run(args: argparse.Namespace) -> None:
             plan = attack_plan(attack, arena, honest_fit, target, above, identities, args, rng)
             off, _ = votes_needed(arena, plan, target, args.target_rank, defended=False, args=args)
             on, honest_flagged = votes_needed(arena, plan, target, args.target_rank, defended=True, args=args)
-            print(f"{attack:<14} {identities:>10} {fmt(off, args.budget):>11} {fmt(on, args.budget):>10} "
-                  f"{ratio(off, on, args.budget):>7} {honest_flagged:>14.3%}   ({time.perf_counter() - started:.0f} s)")
+            print(
+                f"{attack:<14} {identities:>10} {fmt(off, args.budget):>11} {fmt(on, args.budget):>10} "
+                f"{ratio(off, on, args.budget):>7} {honest_flagged:>14.3%}   ({time.perf_counter() - started:.0f} s)"
+            )
 
 
 def honest_arena(contenders: int, votes: int, rng: np.random.Generator) -> Arena:
@@ -117,7 +129,8 @@ def honest_arena(contenders: int, votes: int, rng: np.random.Generator) -> Arena
     pairs = np.asarray(data["X"], dtype=np.int64)
     counts = np.asarray(data["Y"], dtype=np.float64)  # wins i, wins j, ties, both bad
     total = np.bincount(pairs[:, 0], counts.sum(1), len(data["models"])) + np.bincount(
-        pairs[:, 1], counts.sum(1), len(data["models"]))
+        pairs[:, 1], counts.sum(1), len(data["models"])
+    )
     chosen = np.argsort(-total)[:contenders]
     index = np.full(len(data["models"]), -1)
     index[chosen] = np.arange(contenders)
@@ -149,8 +162,16 @@ class Plan:
     identity: np.ndarray
 
 
-def attack_plan(kind: str, arena: Arena, honest_fit: np.ndarray, target: int, above: int, identities: int,
-                args: argparse.Namespace, rng: np.random.Generator) -> Plan:
+def attack_plan(
+    kind: str,
+    arena: Arena,
+    honest_fit: np.ndarray,
+    target: int,
+    above: int,
+    identities: int,
+    args: argparse.Namespace,
+    rng: np.random.Generator,
+) -> Plan:
     n = len(arena.names)
     size = args.budget
     # target-only needs about n / 2 battles started per battle with the target in it
@@ -173,7 +194,7 @@ def attack_plan(kind: str, arena: Arena, honest_fit: np.ndarray, target: int, ab
         theta = honest_fit.copy()
         honest = bt.aggregate(arena.a, arena.b, arena.y, n)
         batch = 200
-        read = rng.random(a.size) < args.accuracy ** 2  # both sides identified
+        read = rng.random(a.size) < args.accuracy**2  # both sides identified
         coin = rng.integers(0, 2, a.size).astype(float)
         for start in range(0, a.size, batch):
             # the attacker reads the public ratings and the influence of one vote on the gap
@@ -190,8 +211,9 @@ def attack_plan(kind: str, arena: Arena, honest_fit: np.ndarray, target: int, ab
     return Plan(a, b, y, identity)
 
 
-def votes_needed(arena: Arena, plan: Plan, target: int, rank: int, *, defended: bool,
-                 args: argparse.Namespace) -> tuple[int | None, float]:
+def votes_needed(
+    arena: Arena, plan: Plan, target: int, rank: int, *, defended: bool, args: argparse.Namespace
+) -> tuple[int | None, float]:
     """Smallest k (doubling then bisection) whose first k attack votes lift the target."""
     worst_honest = 0.0
 

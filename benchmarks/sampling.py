@@ -54,7 +54,9 @@ from arena.pool.policy import PoolPolicy
 from arena.ratings import bt
 from arena.ratings.bt import Matchups
 
-REAL_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "chatbot-arena-20240814" / "pair_counts.json"
+REAL_DATA = (
+    Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "chatbot-arena-20240814" / "pair_counts.json"
+)
 REAL_DATA_FALLBACK = Path("/work/shared/data/chatbot-arena-20240814/pair_counts.json")
 Z95 = 1.959963984540054
 TARGET_HALF_WIDTH = 20.0
@@ -68,8 +70,10 @@ def main() -> None:
     parser.add_argument("--exploration", type=float, default=0.2)
     args = parser.parse_args()
     _, theta, votes = real_truth()
-    print(f"{'contenders':<11} {'sampler':<9} {'(a) votes':>10} {'x uniform':>9} {'(b) votes (runs)':>17} {'(c) coverage':>12}"
-          f" {'runs':>5} {'s':>6}")
+    print(
+        f"{'contenders':<11} {'sampler':<9} {'(a) votes':>10} {'x uniform':>9} {'(b) votes (runs)':>17} {'(c) coverage':>12}"
+        f" {'runs':>5} {'s':>6}"
+    )
     with threadpool_limits(limits=1, user_api="blas"):
         for label, chosen in contender_sets(theta, votes).items():
             truth = theta[chosen] - theta[chosen].mean()
@@ -77,7 +81,9 @@ def main() -> None:
             uniform_a = None
             for sampler in ("uniform", "weighted", "active"):
                 started = time.perf_counter()
-                results = [simulate(truth, sampler, weights, seed, args.cap, args.exploration) for seed in range(args.runs)]
+                results = [
+                    simulate(truth, sampler, weights, seed, args.cap, args.exploration) for seed in range(args.runs)
+                ]
                 a = float(np.median([r.votes_to_half_width for r in results]))
                 b_values = [np.inf if r.votes_to_top5 is None else r.votes_to_top5 for r in results]
                 reached = sum(np.isfinite(b_values))
@@ -85,13 +91,19 @@ def main() -> None:
                 b = f"{'> cap' if np.isinf(b_median) else f'{b_median:,.0f}'} ({reached}/{len(results)})"
                 coverage = np.mean(np.concatenate([r.covered for r in results]))
                 uniform_a = uniform_a or a
-                print(f"{label:<11} {sampler:<9} {a:>10,.0f} {a / uniform_a:>9.2f} {b:>17} {coverage:>12.3f}"
-                      f" {args.runs:>5} {time.perf_counter() - started:>6.1f}")
+                print(
+                    f"{label:<11} {sampler:<9} {a:>10,.0f} {a / uniform_a:>9.2f} {b:>17} {coverage:>12.3f}"
+                    f" {args.runs:>5} {time.perf_counter() - started:>6.1f}"
+                )
             p = 1 / (1 + np.exp(-(truth[:, None] - truth[None, :])))
             mean_w = float((p * (1 - p))[np.triu_indices(truth.size, 1)].mean())
-            print(f"{label:<11} best possible (a) ~ {mean_w / 0.25:.2f} x uniform (mean p(1-p) of uniform pairs {mean_w:.3f})")
-    print(f"(a) median 95% half-width <= {TARGET_HALF_WIDTH:g} points; (b) true top 5 at ranks 1-5; "
-          f"(c) 95% intervals covering the truth at (a); cap {args.cap:,} votes")
+            print(
+                f"{label:<11} best possible (a) ~ {mean_w / 0.25:.2f} x uniform (mean p(1-p) of uniform pairs {mean_w:.3f})"
+            )
+    print(
+        f"(a) median 95% half-width <= {TARGET_HALF_WIDTH:g} points; (b) true top 5 at ranks 1-5; "
+        f"(c) 95% intervals covering the truth at (a); cap {args.cap:,} votes"
+    )
 
 
 @dataclass
@@ -105,8 +117,12 @@ def simulate(truth: np.ndarray, sampler: str, weights: np.ndarray, seed: int, ca
     n = truth.size
     rng = np.random.default_rng(seed)
     names = [f"c{i:02d}" for i in range(n)]
-    policy = _policy(names, weights if sampler == "weighted" else np.ones(n), "active" if sampler == "active" else "weighted",
-                     exploration)
+    policy = _policy(
+        names,
+        weights if sampler == "weighted" else np.ones(n),
+        "active" if sampler == "active" else "weighted",
+        exploration,
+    )
     available = dict(zip(names, (weights if sampler == "weighted" else np.ones(n)).tolist(), strict=True))
     upper = np.triu_indices(n, 1)
     p_true = 1 / (1 + np.exp(-(truth[upper[0]] - truth[upper[1]])))
@@ -143,7 +159,10 @@ def simulate(truth: np.ndarray, sampler: str, weights: np.ndarray, seed: int, ca
 
 
 def _policy(names: list[str], weights: np.ndarray, mode: str, exploration: float) -> PoolPolicy:
-    contenders = [ContenderConfig(name=n, provider="baseline", model=n, weight=float(w)) for n, w in zip(names, weights, strict=True)]
+    contenders = [
+        ContenderConfig(name=n, provider="baseline", model=n, weight=float(w))
+        for n, w in zip(names, weights, strict=True)
+    ]
     sampling = {"mode": mode, "exploration": exploration} if mode == "active" else {}
     return PoolPolicy.from_config(PoolConfig(contenders=contenders, sampling=sampling))
 

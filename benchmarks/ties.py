@@ -34,7 +34,9 @@ from scipy.special import expit
 from arena.ratings import bt, ties
 from arena.ratings.bt import Matchups
 
-REAL_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "chatbot-arena-20240814" / "pair_counts.json"
+REAL_DATA = (
+    Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "chatbot-arena-20240814" / "pair_counts.json"
+)
 REAL_DATA_FALLBACK = Path("/work/shared/data/chatbot-arena-20240814/pair_counts.json")
 
 
@@ -88,9 +90,7 @@ def cross_validate(m: Matchups, folds: int, rng: np.random.Generator) -> dict[st
                 totals[model][2] += float(-(held.count * np.log(p3)).sum())
             else:
                 totals[model][2] += -ties.log_likelihood(theta, log_nu, held)
-    return {
-        model: (t[0] / decisive_votes, t[1] / decisive_votes, t[2] / all_votes) for model, t in totals.items()
-    }
+    return {model: (t[0] / decisive_votes, t[1] / decisive_votes, t[2] / all_votes) for model, t in totals.items()}
 
 
 def real_rows() -> Matchups:

@@ -38,14 +38,18 @@ SAMPLE_IMAGES = sorted((SAMPLE_DIR / "images").glob("*.jpg"))
 # this machine's closed network refuses.
 CHROMIUM = Path(os.environ.get("GEOARENA_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 # Screenshots for a person to look at, outside the checkout (GEOARENA_SCREENSHOTS to choose).
 SCREENSHOTS = Path(os.environ.get("GEOARENA_SCREENSHOTS", Path(tempfile.gettempdir()) / "geoarena-screenshots"))
-POSTGRES_ADMIN_URL = os.environ.get(
-    "ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-)
+POSTGRES_ADMIN_URL = os.environ.get("ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 
 
 # -- databases -----------------------------------------------------------------
@@ -151,9 +155,15 @@ def write_pool(path: Path, base_url: str, models: dict[str, str], **extra: str) 
     lines = []
     for name, model in models.items():
         lines += [
-            "[[contenders]]", f'name = "{name}"', 'provider = "openai"', f'base_url = "{base_url}"',
-            f'model = "{model}"', 'api_key_env = "TEST_MODEL_KEY"', "timeout = 10",
-            'options = { stall_timeout = 2 }', "",
+            "[[contenders]]",
+            f'name = "{name}"',
+            'provider = "openai"',
+            f'base_url = "{base_url}"',
+            f'model = "{model}"',
+            'api_key_env = "TEST_MODEL_KEY"',
+            "timeout = 10",
+            "options = { stall_timeout = 2 }",
+            "",
         ]
     for key, value in extra.items():
         lines.append(f"{key} = {value}")
@@ -170,8 +180,13 @@ def settings(tmp_path: Path, database_url: str, openai_server: tuple[str, OpenAI
     # tests vote the moment a battle is ready: no reading time here (tests/battles/test_integrity.py sets one)
     pool.write_text(pool.read_text() + "\n[integrity]\nmin_read_seconds = 0\nread_chars_per_second = 1e9\n")
     return Settings(
-        env="test", data_dir=tmp_path / "data", database_url=database_url, config=pool,
-        secret_key="test-secret-key", admin_token="test-admin-token-0123456789", battle_timeout=20,
+        env="test",
+        data_dir=tmp_path / "data",
+        database_url=database_url,
+        config=pool,
+        secret_key="test-secret-key",
+        admin_token="test-admin-token-0123456789",
+        battle_timeout=20,
     )
 
 

@@ -13,8 +13,9 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 class TestImportContracts:
     def test_no_cycle_or_back_arrow(self) -> None:
-        result = subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=ROOT, capture_output=True, text=True,
-                                timeout=300)
+        result = subprocess.run(
+            [str(LINT_IMPORTS), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300
+        )
         assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
         assert "0 broken" in result.stdout
 

@@ -18,8 +18,9 @@ ARENA = str(Path(sys.executable).parent / "arena")
 
 
 def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([ARENA, *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **env}, cwd=ROOT)
+    return subprocess.run(
+        [ARENA, *args], capture_output=True, text=True, timeout=120, env={**os.environ, **env}, cwd=ROOT
+    )
 
 
 class TestDbUpgrade:
@@ -65,8 +66,14 @@ class TestDeployment:
 def run_in(cwd: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """`arena ...` started in `cwd` (outside the project), without the suite's ARENA_ variables."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
-    return subprocess.run([ARENA, *args], capture_output=True, text=True, timeout=120,
-                          env={**clean, "ARENA_CONFIG": str(cwd / "no-pool.toml"), **env}, cwd=cwd)
+    return subprocess.run(
+        [ARENA, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**clean, "ARENA_CONFIG": str(cwd / "no-pool.toml"), **env},
+        cwd=cwd,
+    )
 
 
 def files_under(path: Path) -> list[Path]:
@@ -115,8 +122,10 @@ class TestMissingSchema:
         args = [str(votes_file) if a == "VOTES" else a for a in command]
         result = run_in(tmp_path, *args, env={"ARENA_DATA_DIR": str(data_dir)})
         assert result.returncode == 1, (result.stdout, result.stderr)
-        expected = (f"arena: the database at {data_dir / 'arena.db'} has no schema yet "
-                    "(or is not at the newest migration): run `arena db upgrade`")
+        expected = (
+            f"arena: the database at {data_dir / 'arena.db'} has no schema yet "
+            "(or is not at the newest migration): run `arena db upgrade`"
+        )
         assert result.stderr.strip() == expected
         assert files_under(data_dir) == [] and not (tmp_path / "out.jsonl").exists()
 
@@ -124,7 +133,9 @@ class TestMissingSchema:
         # the issue's `unable to open database file`: run outside the project with no ARENA_DATA_DIR
         result = run_in(tmp_path, "rank", env={})
         assert result.returncode == 1
-        assert result.stderr.strip().startswith(f"arena: the database at {tmp_path / 'arena-data' / 'arena.db'} has no schema")
+        assert result.stderr.strip().startswith(
+            f"arena: the database at {tmp_path / 'arena-data' / 'arena.db'} has no schema"
+        )
         assert files_under(tmp_path) == []
 
     def test_models_lists_the_pool_and_creates_nothing(self, tmp_path):

@@ -72,8 +72,10 @@ class TestPoolFile:
             ("[[contenders]\nname=", "not valid TOML"),
             ('[[contenders]]\nname = "a"\nprovider = "openai"\nbogus = 1\n', "bogus"),
             ('[[contenders]]\nname = "a"\nprovider = "openai"\n', "at least two contenders"),
-            ('[[contenders]]\nname = "a"\nprovider = "openai"\n[[contenders]]\nname = "a"\nprovider = "openai"\n',
-             "repeated: a"),
+            (
+                '[[contenders]]\nname = "a"\nprovider = "openai"\n[[contenders]]\nname = "a"\nprovider = "openai"\n',
+                "repeated: a",
+            ),
             ('[[contenders]]\nname = "a"\nprovider = "openai"\nweight = -1\n', "weight"),
         ],
     )

@@ -41,7 +41,9 @@ def samples_from_database(session: Session, limit: int = DEFAULT_LIMIT) -> list[
     """The newest finished answers, with what voters saw of their trajectories."""
     rows = session.execute(
         select(Response.contender, Response.text, Response.trajectory)
-        .where(Response.status == "done").order_by(Response.id.desc()).limit(limit)
+        .where(Response.status == "done")
+        .order_by(Response.id.desc())
+        .limit(limit)
     )
     return [Sample(c, t or "", visible_trajectory(traj or [])) for c, t, traj in rows]
 
@@ -59,26 +61,31 @@ def visible_trajectory(steps: Iterable[Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def audit(samples: Sequence[Sample], *, folds: int = DEFAULT_FOLDS, warn_above: float | None = None,
-          seed: int = 0) -> dict[str, Any]:
+def audit(
+    samples: Sequence[Sample], *, folds: int = DEFAULT_FOLDS, warn_above: float | None = None, seed: int = 0
+) -> dict[str, Any]:
     """Cross-validated identification accuracy on answers, and on trajectories."""
     report: dict[str, Any] = {
         "method": f"TF-IDF (word 1-2 + char 2-4 grams) + logistic regression, {folds}-fold stratified CV",
         "answers": _identify([(s.contender, s.answer) for s in samples if s.answer.strip()], folds, warn_above, seed),
-        "trajectories": _identify([(s.contender, s.trajectory) for s in samples if s.trajectory.strip()],
-                                  folds, warn_above, seed),
+        "trajectories": _identify(
+            [(s.contender, s.trajectory) for s in samples if s.trajectory.strip()], folds, warn_above, seed
+        ),
     }
     report["warnings"] = [
         f"{view}: {row['contender']} is recognised in {row['accuracy']:.0%} of its answers "
         f"(chance {section['chance']:.0%})"
         for view in ("answers", "trajectories")
         if (section := report[view]) is not None
-        for row in section["contenders"] if row["warning"]
+        for row in section["contenders"]
+        if row["warning"]
     ]
     return report
 
 
-def _identify(labelled: list[tuple[str, str]], folds: int, warn_above: float | None, seed: int) -> dict[str, Any] | None:
+def _identify(
+    labelled: list[tuple[str, str]], folds: int, warn_above: float | None, seed: int
+) -> dict[str, Any] | None:
     counts = Counter(c for c, _ in labelled)
     kept = [(c, t) for c, t in labelled if counts[c] >= MIN_PER_CONTENDER]
     names = sorted({c for c, _ in kept})
@@ -93,10 +100,15 @@ def _identify(labelled: list[tuple[str, str]], folds: int, warn_above: float | N
     x = [t for _, t in kept]
     k = max(2, min(folds, min(Counter(y).values())))
     model = make_pipeline(
-        FeatureUnion([
-            ("words", TfidfVectorizer(ngram_range=(1, 2), min_df=1, sublinear_tf=True, max_features=50_000)),
-            ("chars", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True, max_features=50_000)),
-        ]),
+        FeatureUnion(
+            [
+                ("words", TfidfVectorizer(ngram_range=(1, 2), min_df=1, sublinear_tf=True, max_features=50_000)),
+                (
+                    "chars",
+                    TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True, max_features=50_000),
+                ),
+            ]
+        ),
         LogisticRegression(max_iter=2000, C=10.0),
     )
     predicted = cross_val_predict(model, x, y, cv=StratifiedKFold(k, shuffle=True, random_state=seed))
@@ -106,8 +118,15 @@ def _identify(labelled: list[tuple[str, str]], folds: int, warn_above: float | N
     for name in names:
         mine = y == name
         accuracy = float((predicted[mine] == name).mean())
-        rows.append({"contender": name, "answers": int(mine.sum()), "accuracy": round(accuracy, 4),
-                     "chance": round(chance, 4), "warning": accuracy > threshold})
+        rows.append(
+            {
+                "contender": name,
+                "answers": int(mine.sum()),
+                "accuracy": round(accuracy, 4),
+                "chance": round(chance, 4),
+                "warning": accuracy > threshold,
+            }
+        )
     return {
         "samples": len(kept),
         "contenders": rows,
@@ -124,8 +143,14 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"method": report["method"], "warnings": report["warnings"]}
     for view in ("answers", "trajectories"):
         section = report[view]
-        out[view] = None if section is None else {
-            "accuracy": section["accuracy"], "chance": section["chance"], "samples": section["samples"],
-            "worst": max(section["contenders"], key=lambda r: r["accuracy"]),
-        }
+        out[view] = (
+            None
+            if section is None
+            else {
+                "accuracy": section["accuracy"],
+                "chance": section["chance"],
+                "samples": section["samples"],
+                "worst": max(section["contenders"], key=lambda r: r["accuracy"]),
+            }
+        )
     return out

@@ -21,7 +21,9 @@ def register(subparsers: Any) -> None:
     anonymity.add_argument("--json", action="store_true", help="print the report as JSON")
     anonymity.add_argument("--limit", type=int, default=5000, help="newest answers read (default 5000)")
     anonymity.add_argument("--folds", type=int, default=5)
-    anonymity.add_argument("--warn-above", type=float, help="accuracy that warns (default: halfway from chance to 100%%)")
+    anonymity.add_argument(
+        "--warn-above", type=float, help="accuracy that warns (default: halfway from chance to 100%%)"
+    )
     anonymity.set_defaults(func=run)
 
 
@@ -52,8 +54,10 @@ def render(report: dict[str, Any]) -> str:
         if section is None:
             lines.append(f"\n{title}: too few stored (at least two contenders with 5 each are needed)")
             continue
-        lines.append(f"\n{title}: {section['samples']} samples, accuracy {section['accuracy']:.1%} "
-                     f"(chance {section['chance']:.1%}, warning above {section['warn_above']:.0%})")
+        lines.append(
+            f"\n{title}: {section['samples']} samples, accuracy {section['accuracy']:.1%} "
+            f"(chance {section['chance']:.1%}, warning above {section['warn_above']:.0%})"
+        )
         lines.append(f"  {'contender':<32} {'answers':>7} {'identified':>10}")
         for row in section["contenders"]:
             mark = "  WARNING" if row["warning"] else ""

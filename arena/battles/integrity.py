@@ -69,8 +69,9 @@ def bump(session: Session, key: str, today: date | None = None) -> int:
 
 def counted(session: Session, key: str, today: date | None = None) -> int:
     today = today or datetime.now(UTC).date()
-    found = session.scalar(select(IntegrityCounter.count).where(IntegrityCounter.key == key[:100],
-                                                                IntegrityCounter.day == today))
+    found = session.scalar(
+        select(IntegrityCounter.count).where(IntegrityCounter.key == key[:100], IntegrityCounter.day == today)
+    )
     return int(found or 0)
 
 
@@ -84,7 +85,8 @@ def count_vote(session: Session, config: IntegrityConfig, voter: str, address: s
         if limit and bump(session, key) > limit:
             wait = seconds_to_midnight()
             raise ClientError(
-                429, "vote_limit",
+                429,
+                "vote_limit",
                 f"You have cast {limit} votes today {who}, the most one person can in a day; "
                 f"voting opens again in {_hours(wait)}.",
                 headers={"Retry-After": str(wait)},
@@ -112,7 +114,9 @@ def reading_seconds(config: IntegrityConfig, answer_a: str, answer_b: str) -> fl
     return min(config.max_read_seconds, config.min_read_seconds + length / config.read_chars_per_second)
 
 
-def too_fast(config: IntegrityConfig, ready_at: datetime | None, voted_at: datetime, answer_a: str, answer_b: str) -> bool:
+def too_fast(
+    config: IntegrityConfig, ready_at: datetime | None, voted_at: datetime, answer_a: str, answer_b: str
+) -> bool:
     """A vote sooner after `ready` than the reading time: stored, flagged, not rated."""
     if ready_at is None:
         return False
@@ -159,8 +163,9 @@ def issue(secret: str, subject: str, bits: int, ttl: int, now: float | None = No
     return Challenge(f"{body}.{_sign(secret, body, subject)}", bits, expires)
 
 
-def redeem(session: Session, secret: str, subject: str, token: str, solution: str, needed_bits: int,
-           now: float | None = None) -> None:
+def redeem(
+    session: Session, secret: str, subject: str, token: str, solution: str, needed_bits: int, now: float | None = None
+) -> None:
     """Check a solved challenge and spend it, or refuse the battle (4xx)."""
     try:
         nonce, bits_text, expires_text, signature = token.split(".")
@@ -169,8 +174,9 @@ def redeem(session: Session, secret: str, subject: str, token: str, solution: st
         raise _missing() from None
     body = f"{nonce}.{bits_text}.{expires_text}"
     if not hmac.compare_digest(signature, _sign(secret, body, subject)):
-        raise ClientError(403, "challenge_invalid",
-                          "This challenge was not issued to this browser; reload the page and try again.")
+        raise ClientError(
+            403, "challenge_invalid", "This challenge was not issued to this browser; reload the page and try again."
+        )
     if expires < (now or time.time()):
         raise ClientError(403, "challenge_expired", "The challenge expired; reload the page and try again.")
     if bits < needed_bits:
@@ -182,7 +188,9 @@ def redeem(session: Session, secret: str, subject: str, token: str, solution: st
         with session.begin_nested():
             session.add(SpentChallenge(token_hash=token_hash, expires_at=datetime.fromtimestamp(expires, UTC)))
     except IntegrityError:
-        raise ClientError(403, "challenge_spent", "This challenge was already used; reload the page and try again.") from None
+        raise ClientError(
+            403, "challenge_spent", "This challenge was already used; reload the page and try again."
+        ) from None
 
 
 def forget_expired(session: Session) -> None:
@@ -201,9 +209,12 @@ def leading_zero_bits(digest: bytes) -> int:
 
 
 def _missing() -> ClientError:
-    return ClientError(428, "challenge_required",
-                       "This browser must solve a short challenge before starting a battle; the arena page "
-                       "does it by itself, so reload it and try again.")
+    return ClientError(
+        428,
+        "challenge_required",
+        "This browser must solve a short challenge before starting a battle; the arena page "
+        "does it by itself, so reload it and try again.",
+    )
 
 
 def missing_challenge() -> ClientError:
@@ -216,7 +227,9 @@ def _sign(secret: str, body: str, subject: str) -> str:
 
 def _flagged_outlier(session: Session, voter: str) -> bool:
     query = (
-        select(Vote.id).join(Battle, Vote.battle_id == Battle.id)
-        .where(Vote.voter_hash == voter, cast(Battle.flags, Text).contains(f'"{OUTLIER}"')).limit(1)
+        select(Vote.id)
+        .join(Battle, Vote.battle_id == Battle.id)
+        .where(Vote.voter_hash == voter, cast(Battle.flags, Text).contains(f'"{OUTLIER}"'))
+        .limit(1)
     )
     return session.scalar(query) is not None

@@ -54,7 +54,8 @@ def label_from_form(
         point = (float(match.group(1)), float(match.group(2))) if match else None
         if point is None or not valid_point(*point):
             raise ClientError(
-                422, "bad_location",
+                422,
+                "bad_location",
                 'The location must be "latitude,longitude" in degrees, e.g. "26.25,105.93" '
                 "(latitude -90 to 90, longitude -180 to 180).",
             )
@@ -65,25 +66,38 @@ def label_from_form(
         found = most_specific_place(place, load_gazetteer())
         if found is None or found.lat is None or found.lon is None:
             raise ClientError(
-                422, "unknown_place",
+                422,
+                "unknown_place",
                 "We could not find that place; try a city, region or country name, or place a pin on the map.",
             )
         where = locate(found.lat, found.lon)
         return Label(
             *_rounded(found.lat, found.lon, precision_km),
             precision_km=max(precision_km, PLACE_PRECISION_KM[found.kind]),
-            source="place", country=found.country_code, continent=where.continent_code,
+            source="place",
+            country=found.country_code,
+            continent=where.continent_code,
         )
     raise ClientError(
-        422, "missing_location",
+        422,
+        "missing_location",
         "You chose to share the photo's location, but it has no GPS position: "
         "place a pin on the map or type the place's name.",
     )
 
 
 def save_label(session: Session, battle_id: str, label: Label) -> None:
-    session.add(BattleLabel(battle_id=battle_id, lat=label.lat, lon=label.lon, precision_km=label.precision_km,
-                            source=label.source, country=label.country, continent=label.continent))
+    session.add(
+        BattleLabel(
+            battle_id=battle_id,
+            lat=label.lat,
+            lon=label.lon,
+            precision_km=label.precision_km,
+            source=label.source,
+            country=label.country,
+            continent=label.continent,
+        )
+    )
 
 
 def delete_label(session: Session, battle_id: str) -> bool:

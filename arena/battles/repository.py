@@ -40,8 +40,16 @@ def create_battle(
     starter_hash: str = "",
 ) -> Battle:
     battle = Battle(
-        prompt=prompt, image_sha256=image_sha256, model_a=contenders[0], model_b=contenders[1],
-        status="pending", client_hash=client_hash, ip_hash=ip_hash, language=language, categories=categories, flags=[],
+        prompt=prompt,
+        image_sha256=image_sha256,
+        model_a=contenders[0],
+        model_b=contenders[1],
+        status="pending",
+        client_hash=client_hash,
+        ip_hash=ip_hash,
+        language=language,
+        categories=categories,
+        flags=[],
         propensity=propensity,
         starter_hash=starter_hash,
     )
@@ -65,9 +73,12 @@ def count_upload(session: Session, ip_hash: str, now: datetime) -> int:
         index_elements=[UploadCount.ip_hash, UploadCount.minute], set_={"count": UploadCount.count + 1}
     ).returning(UploadCount.count)
     this_minute = int(session.execute(statement).scalar_one())
-    previous = session.scalar(
-        select(UploadCount.count).where(UploadCount.ip_hash == ip_hash, UploadCount.minute == minute - 1)
-    ) or 0
+    previous = (
+        session.scalar(
+            select(UploadCount.count).where(UploadCount.ip_hash == ip_hash, UploadCount.minute == minute - 1)
+        )
+        or 0
+    )
     # a sliding minute: the previous one weighted by how much of it is still within 60 s
     share = 1 - (now.timestamp() % 60) / 60
     session.execute(delete(UploadCount).where(UploadCount.ip_hash == ip_hash, UploadCount.minute < minute - 1))
@@ -121,20 +132,20 @@ def abandon_stale(session: Session, older_than: timedelta) -> int:
     if not stale:
         return 0
     session.execute(
-        update(Response).where(Response.battle_id.in_(stale), Response.status.in_(("pending", "streaming")))
+        update(Response)
+        .where(Response.battle_id.in_(stale), Response.status.in_(("pending", "streaming")))
         .values(status="abandoned", finished_at=utcnow())
     )
     result = session.execute(
-        update(Battle).where(Battle.id.in_(stale), Battle.status == "running", Battle.updated_at < cutoff)
+        update(Battle)
+        .where(Battle.id.in_(stale), Battle.status == "running", Battle.updated_at < cutoff)
         .values(status="abandoned", updated_at=utcnow())
     )
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
 def update_response(session: Session, battle_id: str, side: str, **values: Any) -> None:
-    session.execute(
-        update(Response).where(Response.battle_id == battle_id, Response.side == side).values(**values)
-    )
+    session.execute(update(Response).where(Response.battle_id == battle_id, Response.side == side).values(**values))
 
 
 def finish_battle(session: Session, battle_id: str, status: str, flags: list[str]) -> None:

@@ -313,8 +313,9 @@ class BattleRun:
                 if isinstance(event, TextDelta):
                     self._add_text(side, event.text)
                     if side.length > limit:
-                        await self._fail(side, f"The answer grew past the arena's limit of {limit:,} characters, "
-                                               "so it was stopped.")
+                        await self._fail(
+                            side, f"The answer grew past the arena's limit of {limit:,} characters, so it was stopped."
+                        )
                         return  # leaving the loop closes the contender's stream
                 elif isinstance(event, ToolStep):
                     self._flush(side)
@@ -395,8 +396,11 @@ class BattleRun:
         # Answers and the agent's own words; not tool observations, since a
         # web page naming a model maker says nothing about who is answering.
         texts = ["".join(s.text) for s in self.sides.values()]
-        texts += [f"{st.get('thought', '')} {json.dumps(st.get('args', {}), ensure_ascii=False)}"
-                  for s in self.sides.values() for st in s.steps]
+        texts += [
+            f"{st.get('thought', '')} {json.dumps(st.get('args', {}), ensure_ascii=False)}"
+            for s in self.sides.values()
+            for st in s.steps
+        ]
         return self.runs.hooks.flag_battle(texts)
 
     # -- persistence (runs in a worker thread; the session is short-lived) --
@@ -407,9 +411,14 @@ class BattleRun:
             values["started_at"] = utcnow()
         else:
             values.update(
-                text="".join(side.text), error=side.error, latency_ms=side.latency_ms,
-                input_tokens=side.usage.input_tokens, output_tokens=side.usage.output_tokens,
-                trajectory=side.steps, style=side.style, finished_at=utcnow(),
+                text="".join(side.text),
+                error=side.error,
+                latency_ms=side.latency_ms,
+                input_tokens=side.usage.input_tokens,
+                output_tokens=side.usage.output_tokens,
+                trajectory=side.steps,
+                style=side.style,
+                finished_at=utcnow(),
             )
             if side.status == "done":  # where the answer commits to, for accuracy on labelled battles
                 found = answer_commitment(values["text"])
@@ -429,8 +438,13 @@ class BattleRun:
                 if side.status in ("pending", "streaming"):
                     side.status = "abandoned"
                     repository.update_response(
-                        session, self.battle_id, side.side, status="abandoned",
-                        text="".join(side.text), trajectory=side.steps, finished_at=utcnow(),
+                        session,
+                        self.battle_id,
+                        side.side,
+                        status="abandoned",
+                        text="".join(side.text),
+                        trajectory=side.steps,
+                        finished_at=utcnow(),
                     )
             repository.finish_battle(session, self.battle_id, "abandoned", [])
         log.info("battle %s abandoned: its last watcher disconnected", self.battle_id)
@@ -450,8 +464,7 @@ def replay(battle: Battle) -> list[BattleEvent]:
             events.append(BattleEvent("delta", {"side": response.side, "text": response.text}))
         if response.status == "done":
             html = render_markdown(response.text) if response.text else ""
-            events.append(BattleEvent("done", {"side": response.side, "html": html,
-                                               "latency_ms": response.latency_ms}))
+            events.append(BattleEvent("done", {"side": response.side, "html": html, "latency_ms": response.latency_ms}))
         elif response.status == "error":
             events.append(BattleEvent("error", {"side": response.side, "message": response.error or ""}))
     if battle.status in ("ready", "voted"):

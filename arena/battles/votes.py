@@ -35,7 +35,9 @@ def voter_hash(secret: str, voter_id: str, ip: str) -> str:
     return hmac.new(secret.encode(), f"{voter_id}|{ip}".encode(), hashlib.sha256).hexdigest()
 
 
-def cast_vote(session: Session, battle_id: str, choice: str, voter: str, pool: PoolConfig, *, address: str = "") -> Reveal:
+def cast_vote(
+    session: Session, battle_id: str, choice: str, voter: str, pool: PoolConfig, *, address: str = ""
+) -> Reveal:
     """Cast the battle's vote from `voter` (the hash of the client's cookie),
     after the integrity checks: only the client that started the battle, within
     the daily limits; a vote before the answers could be read is kept but
@@ -44,9 +46,11 @@ def cast_vote(session: Session, battle_id: str, choice: str, voter: str, pool: P
     if battle is None:
         raise VoteRefused(404, "battle_not_found", "There is no battle with this id.")
     if not voter:
-        raise VoteRefused(403, "not_your_battle",
-                          "Votes count only from the browser that started the battle, and this request "
-                          "carries no arena cookie.")
+        raise VoteRefused(
+            403,
+            "not_your_battle",
+            "Votes count only from the browser that started the battle, and this request carries no arena cookie.",
+        )
     if battle.starter_hash and not hmac.compare_digest(battle.starter_hash, voter):
         raise VoteRefused(403, "not_your_battle", "Votes count only from the browser that started the battle.")
     if battle.vote is not None or battle.status == "voted":
@@ -73,7 +77,11 @@ def cast_vote(session: Session, battle_id: str, choice: str, voter: str, pool: P
     labels = {c.name: c.label for c in pool.contenders}
     gates = {r.side: r.gate for r in battle.responses}
     return Reveal(
-        choice=choice, model_a=battle.model_a, model_b=battle.model_b,
-        label_a=labels.get(battle.model_a, ""), label_b=labels.get(battle.model_b, ""),
-        gate_a=gates.get("a", False), gate_b=gates.get("b", False),
+        choice=choice,
+        model_a=battle.model_a,
+        model_b=battle.model_b,
+        label_a=labels.get(battle.model_a, ""),
+        label_b=labels.get(battle.model_b, ""),
+        gate_a=gates.get("a", False),
+        gate_b=gates.get("b", False),
     )

@@ -23,7 +23,9 @@ def register(subparsers: Any) -> None:
         "in the database (a rerun skips finished pairs), grade with the LLM judge (--judge or [judge]) "
         "and with the offline grader, and print accuracy with Wilson 95%% intervals.",
     )
-    bench.add_argument("--dataset", type=Path, required=True, help="GeoBrowse-format JSONL file (images relative to it)")
+    bench.add_argument(
+        "--dataset", type=Path, required=True, help="GeoBrowse-format JSONL file (images relative to it)"
+    )
     bench.add_argument("--contenders", required=True, help="comma-separated pool contenders, e.g. gpt-4o,gpt-4o+gate")
     bench.add_argument("--judge", help="the grading model: a pool contender or the [judge] table's name")
     bench.add_argument("--json", type=Path, help="write the report as JSON here ('-' for standard output)")
@@ -43,8 +45,9 @@ def run(args: argparse.Namespace) -> int:
     configs = {c.name: c for c in pool.contenders}
     unknown = [n for n in names if n not in configs]
     if not names or unknown:
-        raise ValueError(f"unknown contender(s) {', '.join(unknown) or '(none given)'}; the pool has: "
-                         f"{', '.join(configs)}")
+        raise ValueError(
+            f"unknown contender(s) {', '.join(unknown) or '(none given)'}; the pool has: {', '.join(configs)}"
+        )
     if args.concurrency < 1:
         raise ValueError("--concurrency must be at least 1")
     instances = load_dataset(args.dataset)
@@ -67,8 +70,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _bench(settings: Settings, instances: list[Any], names: list[str], judge: Any, suite: str,
-                 args: argparse.Namespace) -> dict[str, Any]:
+async def _bench(
+    settings: Settings, instances: list[Any], names: list[str], judge: Any, suite: str, args: argparse.Namespace
+) -> dict[str, Any]:
     import httpx
 
     from arena.bench.judges import judge_model
@@ -91,12 +95,24 @@ async def _bench(settings: Settings, instances: list[Any], names: list[str], jud
             deps = ProviderDeps(http=http, images=images, pool=settings.pool)
             contenders = {name: build_contender(configs[name], deps) for name in names}
             timeouts = {name: args.timeout or configs[name].timeout for name in names}
-            limits = IntakeLimits(max_bytes=settings.max_upload_bytes, max_pixels=settings.max_pixels,
-                                  long_side=settings.contender_long_side)
+            limits = IntakeLimits(
+                max_bytes=settings.max_upload_bytes,
+                max_pixels=settings.max_pixels,
+                long_side=settings.contender_long_side,
+            )
             with _Bar("run") as bar:
-                counts = await run_suite(instances, contenders, sessions, suite=suite, concurrency=args.concurrency,
-                                         timeouts=timeouts, limits=limits, images=images, on_total=bar.total,
-                                         progress=bar)
+                counts = await run_suite(
+                    instances,
+                    contenders,
+                    sessions,
+                    suite=suite,
+                    concurrency=args.concurrency,
+                    timeouts=timeouts,
+                    limits=limits,
+                    images=images,
+                    on_total=bar.total,
+                    progress=bar,
+                )
             _say(f"{suite}: {counts.asked} runs, {counts.skipped} finished earlier, {counts.failed} failed")
             for error in counts.errors[:10]:
                 _say(f"  failed: {error}")
@@ -106,8 +122,16 @@ async def _bench(settings: Settings, instances: list[Any], names: list[str], jud
             graders.append(OfflineGrader())
             for grader in graders:
                 with _Bar(f"grade ({grader.name})") as bar:
-                    graded = await grade_suite(instances, names, sessions, grader, suite=suite,
-                                               concurrency=args.concurrency, on_total=bar.total, progress=bar)
+                    graded = await grade_suite(
+                        instances,
+                        names,
+                        sessions,
+                        grader,
+                        suite=suite,
+                        concurrency=args.concurrency,
+                        on_total=bar.total,
+                        progress=bar,
+                    )
                 if graded.ungraded:
                     _say(f"{grader.name}: {graded.ungraded} runs left ungraded (a rerun tries again)")
                     for error in graded.errors[:5]:
@@ -134,22 +158,30 @@ def _print(report: dict[str, Any], out: Any) -> None:
             seconds = row["time"]["mean_s"]
             seconds_text = "—" if seconds is None else f"{seconds:.2f}"
             tools = "—" if row["tool_calls"] is None else f"{row['tool_calls']:.1f}"
-            print(f"{row['contender']:<28} {level:>5} {acc['n']:>4} {rate:>9} {ci:>15} {seconds_text:>7} {tools:>9}",
-                  file=out)
+            print(
+                f"{row['contender']:<28} {level:>5} {acc['n']:>4} {rate:>9} {ci:>15} {seconds_text:>7} {tools:>9}",
+                file=out,
+            )
         for level, share in row["tool_share"].items():
             if share:
                 top = ", ".join(f"{tool} {s:.1%}" for tool, s in list(share.items())[:5])
                 print(f"{'':<28} tools L{level}: {top}", file=out)
         ms = row["milestones"]
         if ms["correct"]["runs"] or ms["incorrect"]["runs"]:
-            print(f"{'':<28} milestones: correct {_pct(ms['correct']['coverage'])} "
-                  f"({ms['correct']['runs']} runs), incorrect {_pct(ms['incorrect']['coverage'])} "
-                  f"({ms['incorrect']['runs']} runs)", file=out)
+            print(
+                f"{'':<28} milestones: correct {_pct(ms['correct']['coverage'])} "
+                f"({ms['correct']['runs']} runs), incorrect {_pct(ms['incorrect']['coverage'])} "
+                f"({ms['incorrect']['runs']} runs)",
+                file=out,
+            )
     agreement = report.get("judge_agreement")
     if agreement and agreement["runs"]:
         kappa = "undefined" if agreement["kappa"] is None else f"{agreement['kappa']:.2f}"
-        print(f"judge vs offline grader: {agreement['agreement']['rate']:.1%} agreement on "
-              f"{agreement['runs']} runs, Cohen's kappa {kappa}", file=out)
+        print(
+            f"judge vs offline grader: {agreement['agreement']['rate']:.1%} agreement on "
+            f"{agreement['runs']} runs, Cohen's kappa {kappa}",
+            file=out,
+        )
 
 
 def _pct(value: float | None) -> str:

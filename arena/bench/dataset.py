@@ -116,8 +116,9 @@ def split_steps(solution: str) -> list[str]:
         if int(mark.group(1)) == len(cuts) + 1:
             cuts.append((mark.start(1), mark.end()))
     if len(cuts) >= 2 or (cuts and cuts[0][0] == 0):
-        pieces = [text[begin : (cuts[i + 1][0] if i + 1 < len(cuts) else len(text))]
-                  for i, (_, begin) in enumerate(cuts)]
+        pieces = [
+            text[begin : (cuts[i + 1][0] if i + 1 < len(cuts) else len(text))] for i, (_, begin) in enumerate(cuts)
+        ]
         if text[: cuts[0][0]].strip():
             pieces.insert(0, text[: cuts[0][0]])
     else:
@@ -189,8 +190,15 @@ def _instance(row: object, folder: Path, number: int, path: Path) -> Instance:
 
 def _fingerprint(instance: Instance) -> str:
     digest = hashlib.sha256()
-    row = [instance.level, instance.question_id, instance.prompt, instance.gold_image_answer,
-           instance.gold_text_answer, instance.image_solution, instance.text_solution]
+    row = [
+        instance.level,
+        instance.question_id,
+        instance.prompt,
+        instance.gold_image_answer,
+        instance.gold_text_answer,
+        instance.image_solution,
+        instance.text_solution,
+    ]
     digest.update(json.dumps(row, ensure_ascii=False).encode())
     for path in instance.image_paths:
         digest.update(hashlib.sha256(path.read_bytes()).digest())

@@ -52,10 +52,15 @@ class OfflineGrader:
             # no stated final answer: judge the conclusion, the last paragraph, whole
             paragraphs = [p for p in run.answer.strip().split("\n\n") if p.strip()]
             extracted = " ".join(paragraphs[-1].split()) if paragraphs else ""
-        correct, why = grade_answer(instance.gold, extracted, instance.prompt, self._gazetteer,
-                                    place_answer=instance.level == 1)
-        return Grade(correct=correct, extracted_answer=extracted[:MAX_EXTRACTED_CHARS], reasoning=why,
-                     confidence=stated_confidence(run.answer))
+        correct, why = grade_answer(
+            instance.gold, extracted, instance.prompt, self._gazetteer, place_answer=instance.level == 1
+        )
+        return Grade(
+            correct=correct,
+            extracted_answer=extracted[:MAX_EXTRACTED_CHARS],
+            reasoning=why,
+            confidence=stated_confidence(run.answer),
+        )
 
 
 def grade_answer(
@@ -108,8 +113,11 @@ def _grade_place(targets: list[Match], answer: str, gazetteer: Gazetteer) -> tup
         return False, f"the answer does not name {named} or a place inside it"
     # A hedge: two places of the gold's kind, one of them not the gold's.
     kind = targets[0].places[0].kind
-    rivals = [m for m in found if m.places[0].kind == kind and m not in hits
-              and not any(_within(p, t) for t in targets for p in m.places)]
+    rivals = [
+        m
+        for m in found
+        if m.places[0].kind == kind and m not in hits and not any(_within(p, t) for t in targets for p in m.places)
+    ]
     if rivals:
         return False, f"the answer hedges between {hits[0].text} and {rivals[0].text}"
     return True, f"“{hits[0].text}” is {named}" + ("" if _same(hits[0], targets) else " or lies inside it")
@@ -131,8 +139,13 @@ def _within(place: Place, target: Match) -> bool:
             return True
         if goal.kind == "country" and place.country_code == goal.country_code and place.kind != "country":
             return True
-        if goal.kind == "region" and place.kind == "city" and place.country_code == goal.country_code \
-                and place.region and fold(place.region) == fold(goal.name):
+        if (
+            goal.kind == "region"
+            and place.kind == "city"
+            and place.country_code == goal.country_code
+            and place.region
+            and fold(place.region) == fold(goal.name)
+        ):
             return True
     return False
 
@@ -146,8 +159,10 @@ def _same(match: Match, targets: list[Match]) -> bool:
 
 
 def _numbers(text: str) -> list[float]:
-    return [float(n.replace(",", ".")) if n.count(",") == 1 and len(n.split(",")[1]) != 3 else
-            float(n.replace(",", "")) for n in _NUMBER.findall(text)]
+    return [
+        float(n.replace(",", ".")) if n.count(",") == 1 and len(n.split(",")[1]) != 3 else float(n.replace(",", ""))
+        for n in _NUMBER.findall(text)
+    ]
 
 
 def _grade_number(gold: list[float], answer: str) -> tuple[bool, str]:

@@ -94,8 +94,7 @@ def milestone_coverage(graded: Sequence[tuple[StoredRun, Any]]) -> dict[str, Any
     """Mean share of expert steps reached, over correct and over incorrect runs."""
     out: dict[str, Any] = {}
     for label, want in (("correct", True), ("incorrect", False)):
-        shares = [sum(g.milestones) / len(g.milestones) for _, g in graded
-                  if bool(g.correct) is want and g.milestones]
+        shares = [sum(g.milestones) / len(g.milestones) for _, g in graded if bool(g.correct) is want and g.milestones]
         out[label] = {"runs": len(shares), "coverage": _mean(shares)}
     return out
 
@@ -103,8 +102,11 @@ def milestone_coverage(graded: Sequence[tuple[StoredRun, Any]]) -> dict[str, Any
 def judge_agreement(runs: Sequence[StoredRun], grades: dict[tuple[int, str], Any], judge: str) -> dict[str, Any]:
     """Agreement and Cohen's kappa between the LLM judge and the offline grader
     on the runs both graded (GeoBrowse checked its judge against experts)."""
-    pairs = [(bool(grades[(r.id, OFFLINE_GRADER)].correct), bool(grades[(r.id, judge)].correct))
-             for r in runs if (r.id, OFFLINE_GRADER) in grades and (r.id, judge) in grades]
+    pairs = [
+        (bool(grades[(r.id, OFFLINE_GRADER)].correct), bool(grades[(r.id, judge)].correct))
+        for r in runs
+        if (r.id, OFFLINE_GRADER) in grades and (r.id, judge) in grades
+    ]
     offline = [a for a, _ in pairs]
     llm = [b for _, b in pairs]
     return {
@@ -140,8 +142,11 @@ def _tokens(runs: Sequence[StoredRun]) -> dict[str, Any]:
             sums["input"].append(r.input_tokens)
         if r.output_tokens is not None:
             sums["output"].append(r.output_tokens)
-    return {"mean_input": _mean(sums["input"]), "mean_output": _mean(sums["output"]),
-            "runs_reporting": max(len(sums["input"]), len(sums["output"]))}
+    return {
+        "mean_input": _mean(sums["input"]),
+        "mean_output": _mean(sums["output"]),
+        "runs_reporting": max(len(sums["input"]), len(sums["output"])),
+    }
 
 
 def _mean(values: Sequence[float]) -> float | None:

@@ -38,8 +38,9 @@ class StoredRun:
 def finished_fingerprints(session: Session, suite: str) -> dict[tuple[str, str], str]:
     """(instance key, contender) -> fingerprint of every run that finished."""
     rows = session.execute(
-        select(BenchResult.instance_key, BenchResult.contender, BenchResult.instance_hash)
-        .where(BenchResult.suite == suite, BenchResult.status == "done")
+        select(BenchResult.instance_key, BenchResult.contender, BenchResult.instance_hash).where(
+            BenchResult.suite == suite, BenchResult.status == "done"
+        )
     )
     return {(key, contender): fingerprint for key, contender, fingerprint in rows}
 
@@ -47,10 +48,13 @@ def finished_fingerprints(session: Session, suite: str) -> dict[tuple[str, str],
 def save_run(session: Session, **fields: Any) -> int:
     """Store a run, replacing an earlier one of the same pair (and its grades:
     they graded another answer)."""
-    session.execute(delete(BenchResult).where(
-        BenchResult.suite == fields["suite"], BenchResult.instance_key == fields["instance_key"],
-        BenchResult.contender == fields["contender"],
-    ))
+    session.execute(
+        delete(BenchResult).where(
+            BenchResult.suite == fields["suite"],
+            BenchResult.instance_key == fields["instance_key"],
+            BenchResult.contender == fields["contender"],
+        )
+    )
     row = BenchResult(**fields)
     session.add(row)
     session.flush()
@@ -70,8 +74,12 @@ def ungraded(session: Session, suite: str, grader: str, contenders: Iterable[str
     graded = select(BenchGrade.result_id).where(BenchGrade.grader == grader)
     query = (
         select(BenchResult)
-        .where(BenchResult.suite == suite, BenchResult.status == "done",
-               BenchResult.contender.in_(list(contenders)), BenchResult.id.not_in(graded))
+        .where(
+            BenchResult.suite == suite,
+            BenchResult.status == "done",
+            BenchResult.contender.in_(list(contenders)),
+            BenchResult.id.not_in(graded),
+        )
         .order_by(BenchResult.id)
     )
     return [_stored(r) for r in session.scalars(query)]
@@ -79,11 +87,17 @@ def ungraded(session: Session, suite: str, grader: str, contenders: Iterable[str
 
 def save_grade(session: Session, result_id: int, grader: str, grade: Grade) -> None:
     session.execute(delete(BenchGrade).where(BenchGrade.result_id == result_id, BenchGrade.grader == grader))
-    session.add(BenchGrade(
-        result_id=result_id, grader=grader, correct=grade.correct, extracted_answer=grade.extracted_answer,
-        reasoning=grade.reasoning, confidence=grade.confidence,
-        milestones=list(grade.milestones) if grade.milestones is not None else None,
-    ))
+    session.add(
+        BenchGrade(
+            result_id=result_id,
+            grader=grader,
+            correct=grade.correct,
+            extracted_answer=grade.extracted_answer,
+            reasoning=grade.reasoning,
+            confidence=grade.confidence,
+            milestones=list(grade.milestones) if grade.milestones is not None else None,
+        )
+    )
 
 
 def grades(session: Session, suite: str | None = None) -> dict[tuple[int, str], BenchGrade]:
@@ -107,8 +121,19 @@ def suites_and_graders(session: Session) -> list[tuple[str, str]]:
 
 def _stored(row: BenchResult) -> StoredRun:
     return StoredRun(
-        id=row.id, suite=row.suite, instance_key=row.instance_key, level=row.level, language=row.language,
-        contender=row.contender, gate=row.gate, status=row.status, answer=row.answer,
-        trajectory=list(row.trajectory or []), tool_calls=row.tool_calls, turns=row.turns,
-        latency_ms=row.latency_ms, input_tokens=row.input_tokens, output_tokens=row.output_tokens,
+        id=row.id,
+        suite=row.suite,
+        instance_key=row.instance_key,
+        level=row.level,
+        language=row.language,
+        contender=row.contender,
+        gate=row.gate,
+        status=row.status,
+        answer=row.answer,
+        trajectory=list(row.trajectory or []),
+        tool_calls=row.tool_calls,
+        turns=row.turns,
+        latency_ms=row.latency_ms,
+        input_tokens=row.input_tokens,
+        output_tokens=row.output_tokens,
     )

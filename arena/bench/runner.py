@@ -201,15 +201,27 @@ class _Photos:
         return image
 
 
-def _store(sessions: sessionmaker[Session], suite: str, instance: Instance, name: str,
-           contender: Contender, outcome: Outcome) -> None:
+def _store(
+    sessions: sessionmaker[Session], suite: str, instance: Instance, name: str, contender: Contender, outcome: Outcome
+) -> None:
     with sessions.begin() as session:
         repository.save_run(
-            session, suite=suite, instance_key=instance.key, instance_hash=instance.fingerprint,
-            level=instance.level, language=instance.language, contender=name, gate=bool(contender.gate),
-            status="error" if outcome.error is not None else "done", answer=outcome.answer, error=outcome.error,
-            trajectory=outcome.trajectory, tool_calls=len(outcome.trajectory), turns=outcome.turns,
-            latency_ms=outcome.latency_ms, input_tokens=outcome.usage.input_tokens,
+            session,
+            suite=suite,
+            instance_key=instance.key,
+            instance_hash=instance.fingerprint,
+            level=instance.level,
+            language=instance.language,
+            contender=name,
+            gate=bool(contender.gate),
+            status="error" if outcome.error is not None else "done",
+            answer=outcome.answer,
+            error=outcome.error,
+            trajectory=outcome.trajectory,
+            tool_calls=len(outcome.trajectory),
+            turns=outcome.turns,
+            latency_ms=outcome.latency_ms,
+            input_tokens=outcome.usage.input_tokens,
             output_tokens=outcome.usage.output_tokens,
         )
 

@@ -29,8 +29,13 @@ class Proportion:
         return self.k / self.n if self.n else None
 
     def as_dict(self) -> dict[str, float | int | None]:
-        return {"k": self.k, "n": self.n, "rate": _round(self.rate), "ci_low": _round(self.low),
-                "ci_high": _round(self.high)}
+        return {
+            "k": self.k,
+            "n": self.n,
+            "rate": _round(self.rate),
+            "ci_low": _round(self.low),
+            "ci_high": _round(self.high),
+        }
 
 
 def wilson(k: float, n: int, z: float = Z95) -> Proportion:

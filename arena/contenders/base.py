@@ -140,9 +140,7 @@ class ChatModel(Protocol):
 
     supports_tools: bool
 
-    def chat(
-        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()
-    ) -> AsyncIterator[ChatEvent]:
+    def chat(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()) -> AsyncIterator[ChatEvent]:
         """Stream one assistant turn: text deltas, then any tool calls, then usage."""
         ...
 

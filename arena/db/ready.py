@@ -69,8 +69,7 @@ def _problem_with(engine: Engine, url: str, where: str) -> str:
 
 
 def _not_ready(where: str) -> str:
-    return (f"the database at {where} has no schema yet (or is not at the newest migration): "
-            "run `arena db upgrade`")
+    return f"the database at {where} has no schema yet (or is not at the newest migration): run `arena db upgrade`"
 
 
 def _sqlite_file(url: str) -> Path | None:

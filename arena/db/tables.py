@@ -94,9 +94,7 @@ class Battle(Base):
     # HMAC of the voter cookie that started it: only that client may vote on it
     starter_hash: Mapped[str] = mapped_column(String(64), default="", server_default="")
 
-    responses: Mapped[list[Response]] = relationship(
-        back_populates="battle", lazy="raise", order_by="Response.side"
-    )
+    responses: Mapped[list[Response]] = relationship(back_populates="battle", lazy="raise", order_by="Response.side")
     vote: Mapped[Vote | None] = relationship(back_populates="battle", lazy="raise")
 
 
@@ -140,9 +138,7 @@ class Vote(Base):
     __table_args__ = (CheckConstraint(f"choice IN {VOTE_CHOICES}", name="choice"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    battle_id: Mapped[str] = mapped_column(
-        ForeignKey("battles.id", ondelete="CASCADE"), unique=True
-    )
+    battle_id: Mapped[str] = mapped_column(ForeignKey("battles.id", ondelete="CASCADE"), unique=True)
     choice: Mapped[str] = mapped_column(String(16))
     voter_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)

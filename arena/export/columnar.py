@@ -39,36 +39,48 @@ def _side_metadata(side: str) -> list[pa.Field]:
 
 CONV_METADATA = pa.struct([*_side_metadata("a"), *_side_metadata("b")])
 # Every column ranking reads, with the type the row validator requires.
-RANK_SCHEMA = pa.schema([
-    pa.field("model_a", pa.string()),
-    pa.field("model_b", pa.string()),
-    pa.field("winner", pa.string()),
-    pa.field("judge", pa.string()),
-    pa.field("anony", pa.bool_()),
-    pa.field("language", pa.string()),
-    pa.field("tstamp", pa.float64()),
-    pa.field("conv_metadata", CONV_METADATA),
-    pa.field("language_code", pa.string()),
-    pa.field("gps_count_a", COUNT),
-    pa.field("gps_count_b", COUNT),
-    pa.field("gate_a", pa.bool_()),
-    pa.field("gate_b", pa.bool_()),
-    pa.field("categories", pa.list_(pa.string())),
-    pa.field("flags", pa.list_(pa.string())),
-    pa.field("battle_status", pa.string()),
-    pa.field("sides_done", pa.bool_()),
-    pa.field("propensity", pa.float64()),
-    # a labelled battle's accuracy fields: their presence sends the file down the row path
-    pa.field("error_km_a", pa.float64()),
-    pa.field("error_km_b", pa.float64()),
-    pa.field("country", pa.string()),
-    pa.field("continent", pa.string()),
-    pa.field("answer_country_a", pa.string()),
-    pa.field("answer_country_b", pa.string()),
-])
+RANK_SCHEMA = pa.schema(
+    [
+        pa.field("model_a", pa.string()),
+        pa.field("model_b", pa.string()),
+        pa.field("winner", pa.string()),
+        pa.field("judge", pa.string()),
+        pa.field("anony", pa.bool_()),
+        pa.field("language", pa.string()),
+        pa.field("tstamp", pa.float64()),
+        pa.field("conv_metadata", CONV_METADATA),
+        pa.field("language_code", pa.string()),
+        pa.field("gps_count_a", COUNT),
+        pa.field("gps_count_b", COUNT),
+        pa.field("gate_a", pa.bool_()),
+        pa.field("gate_b", pa.bool_()),
+        pa.field("categories", pa.list_(pa.string())),
+        pa.field("flags", pa.list_(pa.string())),
+        pa.field("battle_status", pa.string()),
+        pa.field("sides_done", pa.bool_()),
+        pa.field("propensity", pa.float64()),
+        # a labelled battle's accuracy fields: their presence sends the file down the row path
+        pa.field("error_km_a", pa.float64()),
+        pa.field("error_km_b", pa.float64()),
+        pa.field("country", pa.string()),
+        pa.field("continent", pa.string()),
+        pa.field("answer_country_a", pa.string()),
+        pa.field("answer_country_b", pa.string()),
+    ]
+)
 JSON_CELLS = ("conv_metadata", "categories", "flags")
-TEXT_CELLS = ("model_a", "model_b", "judge", "language", "language_code", "battle_status",
-              "country", "continent", "answer_country_a", "answer_country_b")
+TEXT_CELLS = (
+    "model_a",
+    "model_b",
+    "judge",
+    "language",
+    "language_code",
+    "battle_status",
+    "country",
+    "continent",
+    "answer_country_a",
+    "answer_country_b",
+)
 
 
 def read_vote_table(path: Path) -> pa.Table | None:
@@ -151,7 +163,8 @@ def _parse_json_cells(cells: pa.Array, empty: pa.Array, kind: pa.DataType) -> pa
         return pa.nulls(len(cells), kind)
     schema = pa.schema([pa.field("v", kind)])
     parsed = pa_json.read_json(
-        io.BytesIO(bytes(blob)), parse_options=pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+        io.BytesIO(bytes(blob)),
+        parse_options=pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
     )
     return parsed.column("v").combine_chunks()
 

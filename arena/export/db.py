@@ -83,13 +83,40 @@ class LabelPoint:
 
 
 VOTE_COLUMNS = (
-    Vote.id, Vote.choice, Vote.voter_hash, Vote.created_at, Battle.id, Battle.prompt, Battle.image_sha256,
-    Battle.model_a, Battle.model_b, Battle.status, Battle.language, Battle.categories, Battle.flags, Battle.propensity,
+    Vote.id,
+    Vote.choice,
+    Vote.voter_hash,
+    Vote.created_at,
+    Battle.id,
+    Battle.prompt,
+    Battle.image_sha256,
+    Battle.model_a,
+    Battle.model_b,
+    Battle.status,
+    Battle.language,
+    Battle.categories,
+    Battle.flags,
+    Battle.propensity,
 )
-SIDE_COLUMNS = (Response.battle_id, Response.side, Response.id, Response.contender, Response.gate, Response.status, Response.text,
-                Response.style, Response.commitment)
-LABEL_COLUMNS = (BattleLabel.battle_id, BattleLabel.lat, BattleLabel.lon, BattleLabel.precision_km, BattleLabel.country,
-                 BattleLabel.continent)
+SIDE_COLUMNS = (
+    Response.battle_id,
+    Response.side,
+    Response.id,
+    Response.contender,
+    Response.gate,
+    Response.status,
+    Response.text,
+    Response.style,
+    Response.commitment,
+)
+LABEL_COLUMNS = (
+    BattleLabel.battle_id,
+    BattleLabel.lat,
+    BattleLabel.lon,
+    BattleLabel.precision_km,
+    BattleLabel.country,
+    BattleLabel.continent,
+)
 
 
 def iter_voted_battles(session: Session, *, since: datetime | None = None, page: int = PAGE) -> Iterator[VotedBattle]:
@@ -117,9 +144,23 @@ def iter_voted_battles(session: Session, *, since: datetime | None = None, page:
         }
         for vote_id, choice, voter, created, battle_id, prompt, sha, a, b, status, language, cats, flags, p in rows:
             yield VotedBattle(
-                vote_id, choice, voter, _aware(created), battle_id, prompt, sha, a, b, status, language,
-                list(cats or []), list(flags or []), sides.get((battle_id, "a")), sides.get((battle_id, "b")),
-                labels.get(battle_id), p,
+                vote_id,
+                choice,
+                voter,
+                _aware(created),
+                battle_id,
+                prompt,
+                sha,
+                a,
+                b,
+                status,
+                language,
+                list(cats or []),
+                list(flags or []),
+                sides.get((battle_id, "a")),
+                sides.get((battle_id, "b")),
+                labels.get(battle_id),
+                p,
             )
         last_id = rows[-1][0]
 
@@ -176,8 +217,15 @@ def battle_truth(item: VotedBattle) -> Truth:
             return None
         return round(round(commit.error_km(label.lat, label.lon) / step) * step, 1)
 
-    return Truth(error(commit_a), error(commit_b), label.country or None, continent_name(label.continent) or None,
-                 country_a, country_b, label.precision_km)
+    return Truth(
+        error(commit_a),
+        error(commit_b),
+        label.country or None,
+        continent_name(label.continent) or None,
+        country_a,
+        country_b,
+        label.precision_km,
+    )
 
 
 @dataclass
@@ -223,7 +271,9 @@ def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str],
         missing = sorted(shas - stored)
         if missing:
             # the export carries the image's hash, not its pixels: placeholder rows
-            session.execute(insert(Image), [{"sha256": sha, "width": 0, "height": 0, "size_bytes": 0} for sha in missing])
+            session.execute(
+                insert(Image), [{"sha256": sha, "width": 0, "height": 0, "size_bytes": 0} for sha in missing]
+            )
         seen_images.update(shas)
     battles: list[dict[str, Any]] = []
     sides: list[dict[str, Any]] = []
@@ -233,42 +283,48 @@ def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str],
             result.already_present += 1
             continue
         voted_at = datetime.fromtimestamp(float(row.get("tstamp") or 0.0), UTC)
-        battles.append({
-            "id": battle_id,
-            "created_at": voted_at,
-            "updated_at": voted_at,
-            "prompt": row.get("prompt") or "",
-            "image_sha256": row.get("image_sha256") or NO_IMAGE_SHA256,
-            "model_a": row["model_a"],
-            "model_b": row["model_b"],
-            "status": row.get("battle_status") or "voted",
-            "language": row.get("language_code"),
-            "categories": list(row.get("categories") or []),
-            "flags": row_flags(row),
-            "client_hash": "",
-            "propensity": row.get("propensity"),
-        })
+        battles.append(
+            {
+                "id": battle_id,
+                "created_at": voted_at,
+                "updated_at": voted_at,
+                "prompt": row.get("prompt") or "",
+                "image_sha256": row.get("image_sha256") or NO_IMAGE_SHA256,
+                "model_a": row["model_a"],
+                "model_b": row["model_b"],
+                "status": row.get("battle_status") or "voted",
+                "language": row.get("language_code"),
+                "categories": list(row.get("categories") or []),
+                "flags": row_flags(row),
+                "client_hash": "",
+                "propensity": row.get("propensity"),
+            }
+        )
         for side in ("a", "b"):
-            sides.append({
+            sides.append(
+                {
+                    "battle_id": battle_id,
+                    "side": side,
+                    "contender": row[f"model_{side}"],
+                    "gate": bool(row.get(f"gate_{side}") or False),
+                    # the file says only whether both finished: record a failure on side b
+                    "status": "error" if side == "b" and row.get("sides_done") is False else "done",
+                    "text": row.get(f"answer_{side}") or "",
+                    "error": None,
+                    "output_tokens": (row.get("conv_metadata") or {}).get(f"sum_assistant_{side}_tokens"),
+                    "trajectory": [],
+                    "style": side_counts(row, side) if _has_style(row) else None,
+                    "finished_at": voted_at,
+                }
+            )
+        votes.append(
+            {
                 "battle_id": battle_id,
-                "side": side,
-                "contender": row[f"model_{side}"],
-                "gate": bool(row.get(f"gate_{side}") or False),
-                # the file says only whether both finished: record a failure on side b
-                "status": "error" if side == "b" and row.get("sides_done") is False else "done",
-                "text": row.get(f"answer_{side}") or "",
-                "error": None,
-                "output_tokens": (row.get("conv_metadata") or {}).get(f"sum_assistant_{side}_tokens"),
-                "trajectory": [],
-                "style": side_counts(row, side) if _has_style(row) else None,
-                "finished_at": voted_at,
-            })
-        votes.append({
-            "battle_id": battle_id,
-            "choice": WINNERS[row["winner"]],
-            "voter_hash": (row.get("judge") or "")[:64],
-            "created_at": voted_at,
-        })
+                "choice": WINNERS[row["winner"]],
+                "voter_hash": (row.get("judge") or "")[:64],
+                "created_at": voted_at,
+            }
+        )
         result.imported += 1
     # Core inserts in batches: no ORM identity map growing with a million rows
     if battles:

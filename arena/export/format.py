@@ -165,8 +165,15 @@ def to_row(vote: ExportVote) -> dict[str, Any]:
 
 
 def truth_fields(truth: Truth | None) -> dict[str, Any]:
-    keys = ("error_km_a", "error_km_b", "country", "continent", "answer_country_a", "answer_country_b",
-            "label_precision_km")
+    keys = (
+        "error_km_a",
+        "error_km_b",
+        "country",
+        "continent",
+        "answer_country_a",
+        "answer_country_b",
+        "label_precision_km",
+    )
     if truth is None:
         return dict.fromkeys(keys)
     return {key: getattr(truth, key) for key in keys}
@@ -175,8 +182,12 @@ def truth_fields(truth: Truth | None) -> dict[str, Any]:
 def row_truth(row: Mapping[str, Any]) -> Truth:
     """The accuracy fields of a (validated) row."""
     return Truth(
-        _km(row.get("error_km_a")), _km(row.get("error_km_b")), row.get("country") or None,
-        row.get("continent") or None, row.get("answer_country_a") or None, row.get("answer_country_b") or None,
+        _km(row.get("error_km_a")),
+        _km(row.get("error_km_b")),
+        row.get("country") or None,
+        row.get("continent") or None,
+        row.get("answer_country_a") or None,
+        row.get("answer_country_b") or None,
         _km(row.get("label_precision_km")),
     )
 
@@ -185,7 +196,9 @@ def _km(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def conv_metadata(counts_a: Mapping[str, Any], counts_b: Mapping[str, Any], *, prompt_tokens: int = 0) -> dict[str, Any]:
+def conv_metadata(
+    counts_a: Mapping[str, Any], counts_b: Mapping[str, Any], *, prompt_tokens: int = 0
+) -> dict[str, Any]:
     """FastChat's conv_metadata from two `style_features` results; with one
     turn the user's tokens and each side's context are the prompt's tokens."""
     meta: dict[str, Any] = {"sum_user_tokens": prompt_tokens, "turns": 1}

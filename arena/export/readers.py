@@ -17,7 +17,14 @@ from typing import Any
 from arena.export.format import SPREADSHEET_FORMULA, FormatError, validate_row
 from arena.export.writers import NESTED
 
-SUFFIX_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+SUFFIX_FORMATS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 INTEGER_COLUMNS = ("turn", "gps_count_a", "gps_count_b")
 BOOLEAN_COLUMNS = ("anony", "gate_a", "gate_b", "sides_done")
 MAX_ERRORS = 1000

@@ -1,9 +1,9 @@
 """The prompt gatekeeper: only geographic questions start a battle.
 
-    gatekeeper = build_gatekeeper(pool_config, deps)
-    verdict = await gatekeeper.classify(prompt)
-    if not verdict.geographic:
-        ...  # 422 {"error": "not_geographic", "message": verdict.reason}
+gatekeeper = build_gatekeeper(pool_config, deps)
+verdict = await gatekeeper.classify(prompt)
+if not verdict.geographic:
+    ...  # 422 {"error": "not_geographic", "message": verdict.reason}
 """
 
 from arena.gatekeeper.gatekeeper import (

@@ -37,17 +37,58 @@ from arena.gatekeeper.dataset import (
 )
 
 FLORES = {
-    "ar": "arb_Arab", "bn": "ben_Beng", "cs": "ces_Latn", "de": "deu_Latn", "el": "ell_Grek", "en": "eng_Latn",
-    "es": "spa_Latn", "fa": "pes_Arab", "fr": "fra_Latn", "he": "heb_Hebr", "hi": "hin_Deva", "hu": "hun_Latn",
-    "id": "ind_Latn", "it": "ita_Latn", "ja": "jpn_Jpan", "ko": "kor_Hang", "ms": "zsm_Latn", "nl": "nld_Latn",
-    "pl": "pol_Latn", "pt": "por_Latn", "ro": "ron_Latn", "ru": "rus_Cyrl", "sv": "swe_Latn", "sw": "swh_Latn",
-    "th": "tha_Thai", "tl": "tgl_Latn", "tr": "tur_Latn", "uk": "ukr_Cyrl", "vi": "vie_Latn", "zh": "zho_Hans",
+    "ar": "arb_Arab",
+    "bn": "ben_Beng",
+    "cs": "ces_Latn",
+    "de": "deu_Latn",
+    "el": "ell_Grek",
+    "en": "eng_Latn",
+    "es": "spa_Latn",
+    "fa": "pes_Arab",
+    "fr": "fra_Latn",
+    "he": "heb_Hebr",
+    "hi": "hin_Deva",
+    "hu": "hun_Latn",
+    "id": "ind_Latn",
+    "it": "ita_Latn",
+    "ja": "jpn_Jpan",
+    "ko": "kor_Hang",
+    "ms": "zsm_Latn",
+    "nl": "nld_Latn",
+    "pl": "pol_Latn",
+    "pt": "por_Latn",
+    "ro": "ron_Latn",
+    "ru": "rus_Cyrl",
+    "sv": "swe_Latn",
+    "sw": "swh_Latn",
+    "th": "tha_Thai",
+    "tl": "tgl_Latn",
+    "tr": "tur_Latn",
+    "uk": "ukr_Cyrl",
+    "vi": "vie_Latn",
+    "zh": "zho_Hans",
 }
 CHATTERBOT = {
-    "bengali": "bn", "chinese": "zh", "dutch": "nl", "english": "en", "french": "fr", "german": "de",
-    "hebrew": "he", "hindi": "hi", "indonesian": "id", "italian": "it", "japanese": "ja", "korean": "ko",
-    "persian": "fa", "portuguese": "pt", "russian": "ru", "spanish": "es", "swedish": "sv", "thai": "th",
-    "turkish": "tr", "ukrainian": "uk",
+    "bengali": "bn",
+    "chinese": "zh",
+    "dutch": "nl",
+    "english": "en",
+    "french": "fr",
+    "german": "de",
+    "hebrew": "he",
+    "hindi": "hi",
+    "indonesian": "id",
+    "italian": "it",
+    "japanese": "ja",
+    "korean": "ko",
+    "persian": "fa",
+    "portuguese": "pt",
+    "russian": "ru",
+    "spanish": "es",
+    "swedish": "sv",
+    "thai": "th",
+    "turkish": "tr",
+    "ukrainian": "uk",
 }
 XGQA = ("bn", "de", "en", "id", "ko", "pt", "ru", "zh")
 # xGQA questions whose English asks what kind of place a scene is: not
@@ -58,8 +99,11 @@ SEED = 12
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m arena.gatekeeper.build", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m arena.gatekeeper.build",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     collect = sub.add_parser("collect", help="rebuild data/prompts/*.jsonl from the public sources")
     collect.add_argument("--chatterbot", type=Path, required=True, help="chatterbot_corpus-1.3.3 wheel")
@@ -88,7 +132,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def collect_rows(chatterbot: Path, mhumaneval: Path, iglue: Path) -> Iterator[LabelledPrompt]:
     seen: set[str] = set()
-    sources = (_v1(), _authored(), _chatterbot(chatterbot), _mhumaneval(mhumaneval), _xgqa(iglue), _places(), _stuffing())
+    sources = (
+        _v1(),
+        _authored(),
+        _chatterbot(chatterbot),
+        _mhumaneval(mhumaneval),
+        _xgqa(iglue),
+        _places(),
+        _stuffing(),
+    )
     for source in sources:
         for row in source:
             key = " ".join(row.prompt.lower().split())
@@ -200,8 +252,38 @@ def _pairs(path: Path) -> Iterator[LabelledPrompt]:
 
 
 # Countries whose names fill the `{place}` templates, in each language by CLDR (babel).
-PLACE_CODES = ("JP", "BR", "FR", "DE", "IN", "CN", "US", "MX", "KE", "EG", "TR", "VN", "TH", "ID", "RU", "PE",
-               "NO", "IT", "ES", "AU", "ZA", "MA", "IR", "PL", "GR", "AR", "CA", "NG", "PH", "KR")
+PLACE_CODES = (
+    "JP",
+    "BR",
+    "FR",
+    "DE",
+    "IN",
+    "CN",
+    "US",
+    "MX",
+    "KE",
+    "EG",
+    "TR",
+    "VN",
+    "TH",
+    "ID",
+    "RU",
+    "PE",
+    "NO",
+    "IT",
+    "ES",
+    "AU",
+    "ZA",
+    "MA",
+    "IR",
+    "PL",
+    "GR",
+    "AR",
+    "CA",
+    "NG",
+    "PH",
+    "KR",
+)
 
 
 def _places() -> Iterator[LabelledPrompt]:
@@ -219,8 +301,9 @@ def _places() -> Iterator[LabelledPrompt]:
             geographic = section.startswith("geo")
             for template in lines:
                 for code in rng.sample(PLACE_CODES, 12):
-                    yield LabelledPrompt(template.replace("{place}", names[code]), geographic, lang,
-                                         f"geoarena-augmented:{section}")
+                    yield LabelledPrompt(
+                        template.replace("{place}", names[code]), geographic, lang, f"geoarena-augmented:{section}"
+                    )
 
 
 def _stuffing() -> Iterator[LabelledPrompt]:
@@ -231,7 +314,9 @@ def _stuffing() -> Iterator[LabelledPrompt]:
         lang = path.stem
         sections = _sections(path)
         words = " ".join(sections.get("stuffing", [])).split()
-        others = [(name, line) for name in ("not-geo-photo", "not-geo-other", "quiz") for line in sections.get(name, [])]
+        others = [
+            (name, line) for name in ("not-geo-photo", "not-geo-other", "quiz") for line in sections.get(name, [])
+        ]
         if not words or not others:
             continue
         for number in range(24):
@@ -261,8 +346,9 @@ def _looks_english(text: str) -> bool:
 
 
 def _git_show(gitdir: Path, path: str) -> str:
-    return subprocess.run(["git", f"--git-dir={gitdir}", "show", f"HEAD:{path}"], check=True,
-                          capture_output=True).stdout.decode("utf-8")
+    return subprocess.run(
+        ["git", f"--git-dir={gitdir}", "show", f"HEAD:{path}"], check=True, capture_output=True
+    ).stdout.decode("utf-8")
 
 
 # -- fitting -----------------------------------------------------------------------
@@ -317,9 +403,14 @@ def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
     path = DATA_DIR / "model.npz"
     digest = np.frombuffer(bytes.fromhex(dataset_hash(rows)), dtype=np.uint8)
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, weights=coef, bias=np.array([bias], dtype=np.float64),
-                        dataset_sha256=digest, trained_on=np.array([len(rows)], dtype=np.int64),
-                        c=np.array([c], dtype=np.float64))
+    np.savez_compressed(
+        buffer,
+        weights=coef,
+        bias=np.array([bias], dtype=np.float64),
+        dataset_sha256=digest,
+        trained_on=np.array([len(rows)], dtype=np.int64),
+        c=np.array([c], dtype=np.float64),
+    )
     path.write_bytes(buffer.getvalue())
     return path
 
@@ -349,8 +440,10 @@ def write_language_profiles(rows: Iterable[LabelledPrompt]) -> Path:
     for lang, counter in counts.items():
         total = sum(counter.values())
         top = counter.most_common(PROFILE_SIZE)
-        profiles[lang] = {"floor": round(math.log(top[-1][1] / total) - 1.0, 3),
-                          "grams": {g: round(math.log(c / total), 3) for g, c in top}}
+        profiles[lang] = {
+            "floor": round(math.log(top[-1][1] / total) - 1.0, 3),
+            "grams": {g: round(math.log(c / total), 3) for g, c in top},
+        }
     path = Path(language.__file__).with_name("language_profiles.json")
     path.write_text(json.dumps(profiles, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     return path

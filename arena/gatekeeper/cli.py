@@ -31,12 +31,21 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("input", nargs="?", default="-", help="file of prompts, or - for standard input (default)")
-    parser.add_argument("--offline", action="store_true", help="use the offline classifier even if an LLM is configured")
-    parser.add_argument("--evaluate", action="store_true",
-                        help="print held-out accuracy per language and per source, with the errors, and exit")
+    parser.add_argument(
+        "--offline", action="store_true", help="use the offline classifier even if an LLM is configured"
+    )
+    parser.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="print held-out accuracy per language and per source, with the errors, and exit",
+    )
     parser.add_argument("--llm", action="store_true", help="with --evaluate: judge with the configured LLM")
-    parser.add_argument("--prompts", type=Path, default=None,
-                        help="with --evaluate: a folder of labelled JSONL files instead of the shipped set")
+    parser.add_argument(
+        "--prompts",
+        type=Path,
+        default=None,
+        help="with --evaluate: a folder of labelled JSONL files instead of the shipped set",
+    )
     parser.add_argument("--max-errors", type=int, default=200, help="with --evaluate: errors to list (default 200)")
     parser.set_defaults(func=run)
 
@@ -130,8 +139,10 @@ def _evaluate(out: TextIO, *, prompts: Path | None, llm: bool, max_errors: int) 
         quiet = not sys.stderr.isatty()
         report = evaluate_offline(rows, progress=None if quiet else lambda s: print(s, file=sys.stderr))
         units = len({(r.source, r.lang) for r in rows})
-        header = (f"offline gatekeeper, {len(rows)} labelled prompts, {units} sources (a source in one language) "
-                  f"held out by source in {FOLDS} folds, each scored by a model fitted without it:")
+        header = (
+            f"offline gatekeeper, {len(rows)} labelled prompts, {units} sources (a source in one language) "
+            f"held out by source in {FOLDS} folds, each scored by a model fitted without it:"
+        )
     out.write(header + "\n")
     out.writelines(line + "\n" for line in report.lines(max_errors=max_errors))
     return 0
@@ -153,5 +164,7 @@ async def _evaluate_llm(rows: Any) -> tuple[Any, str]:
 
         report = await evaluate_judge(rows, judge)
         name = gatekeeper.judge.name
-    return report, (f"LLM gatekeeper {name}, {len(rows)} labelled prompts ({fallbacks} answered by the offline "
-                    "fallback after a judge failure):")
+    return report, (
+        f"LLM gatekeeper {name}, {len(rows)} labelled prompts ({fallbacks} answered by the offline "
+        "fallback after a judge failure):"
+    )

@@ -40,8 +40,9 @@ def load_prompts(folder: Path) -> tuple[LabelledPrompt, ...]:
                 continue
             try:
                 row = json.loads(line)
-                rows.append(LabelledPrompt(str(row["prompt"]), bool(row["geographic"]), str(row["lang"]),
-                                           str(row["source"])))
+                rows.append(
+                    LabelledPrompt(str(row["prompt"]), bool(row["geographic"]), str(row["lang"]), str(row["source"]))
+                )
             except (ValueError, KeyError, TypeError) as exc:
                 raise ValueError(f"{path.name}:{number}: not a labelled prompt ({exc})") from None
     return tuple(rows)

@@ -43,8 +43,12 @@ class Report:
 
     def add(self, row: LabelledPrompt, score: float, threshold: float) -> None:
         right = (score >= threshold) == row.geographic
-        for tally in (self.overall, self.languages.setdefault(row.lang, Tally()),
-                      self.sources.setdefault(row.source, Tally()), self.geo if row.geographic else self.not_geo):
+        for tally in (
+            self.overall,
+            self.languages.setdefault(row.lang, Tally()),
+            self.sources.setdefault(row.source, Tally()),
+            self.geo if row.geographic else self.not_geo,
+        ):
             tally.n += 1
             tally.correct += right
         if not right:
@@ -55,10 +59,12 @@ class Report:
         return 1.0 - self.not_geo.accuracy if self.not_geo.n else 0.0
 
     def lines(self, *, max_errors: int = 200) -> list[str]:
-        summary = (f"overall accuracy {self.overall.accuracy:.4f} ({self.overall.correct}/{self.overall.n}); "
-                   f"non-geographic accepted {self.not_geo_accepted:.4f} ({self.not_geo.n - self.not_geo.correct}/"
-                   f"{self.not_geo.n}); geographic refused {1 - self.geo.accuracy:.4f} "
-                   f"({self.geo.n - self.geo.correct}/{self.geo.n})")
+        summary = (
+            f"overall accuracy {self.overall.accuracy:.4f} ({self.overall.correct}/{self.overall.n}); "
+            f"non-geographic accepted {self.not_geo_accepted:.4f} ({self.not_geo.n - self.not_geo.correct}/"
+            f"{self.not_geo.n}); geographic refused {1 - self.geo.accuracy:.4f} "
+            f"({self.geo.n - self.geo.correct}/{self.geo.n})"
+        )
         out = [summary, "per language:"]
         out += [f"  {lang}  {t.accuracy:.3f}  ({t.correct}/{t.n})" for lang, t in sorted(self.languages.items())]
         out.append("per source:")
@@ -80,8 +86,13 @@ def fold_of(row: LabelledPrompt) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:4], "big") % FOLDS
 
 
-def evaluate_offline(rows: Sequence[LabelledPrompt], *, threshold: float = 0.5, c: float | None = None,
-                     progress: Callable[[str], None] | None = None) -> Report:
+def evaluate_offline(
+    rows: Sequence[LabelledPrompt],
+    *,
+    threshold: float = 0.5,
+    c: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Report:
     """Leave-sources-out cross-validation of the offline model (fits FOLDS models: needs scikit-learn)."""
     from arena.gatekeeper.build import DEFAULT_C, fit_weights
     from arena.gatekeeper.model import OfflineModel
@@ -109,8 +120,7 @@ async def evaluate_judge(rows: Sequence[LabelledPrompt], judge: Callable[[str], 
     return report
 
 
-def evaluate_model(rows: Sequence[LabelledPrompt], score: Callable[[str], float], *,
-                   threshold: float = 0.5) -> Report:
+def evaluate_model(rows: Sequence[LabelledPrompt], score: Callable[[str], float], *, threshold: float = 0.5) -> Report:
     """The report of a fitted model on rows it was not fitted on (probe sets)."""
     report = Report()
     for row in rows:

@@ -76,6 +76,8 @@ def feature_rows(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         indices.append(idx)
         data.append(np.full(len(idx), 1.0 / np.sqrt(max(len(idx), 1)), dtype=np.float32))
         indptr.append(indptr[-1] + len(idx))
-    return (np.concatenate(data) if data else np.zeros(0, np.float32),
-            np.concatenate(indices) if indices else np.zeros(0, np.int64),
-            np.array(indptr, dtype=np.int64))
+    return (
+        np.concatenate(data) if data else np.zeros(0, np.float32),
+        np.concatenate(indices) if indices else np.zeros(0, np.int64),
+        np.array(indptr, dtype=np.int64),
+    )

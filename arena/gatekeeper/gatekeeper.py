@@ -103,7 +103,7 @@ def build_gatekeeper(pool_config: PoolConfig, deps: Any = None) -> Gatekeeper:
     section = pool_config.gatekeeper.given()
     mode = str(section.get("mode", "llm" if ("contender" in section or "provider" in section) else "offline"))
     if mode not in ("offline", "llm", "off"):
-        raise ValueError(f"[gatekeeper] mode must be \"offline\", \"llm\" or \"off\", not {mode!r}")
+        raise ValueError(f'[gatekeeper] mode must be "offline", "llm" or "off", not {mode!r}')
     threshold = float(section.get("threshold", 0.5))
     if not 0 < threshold < 1:
         raise ValueError("[gatekeeper] threshold must be between 0 and 1")
@@ -131,7 +131,7 @@ def _judge_config(section: dict[str, Any], pool_config: PoolConfig) -> Contender
         raise ValueError(f"[gatekeeper] contender {name!r} is not in the pool")
     fields = {k: v for k, v in section.items() if k in ContenderConfig.model_fields and k != "name"}
     if "provider" not in fields:
-        raise ValueError("[gatekeeper] mode \"llm\" needs `contender = \"<pool name>\"` or `provider` and `model`")
+        raise ValueError('[gatekeeper] mode "llm" needs `contender = "<pool name>"` or `provider` and `model`')
     return ContenderConfig(name="gatekeeper", **fields)
 
 

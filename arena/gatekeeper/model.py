@@ -31,8 +31,7 @@ class OfflineModel:
             weights = np.ascontiguousarray(npz["weights"], dtype=np.float32)
             if weights.shape != (DIMENSIONS,):
                 raise ValueError(f"{path}: {weights.shape[0]} weights, the features need {DIMENSIONS}")
-            return cls(weights, float(npz["bias"][0]), bytes(npz["dataset_sha256"]).hex(),
-                       int(npz["trained_on"][0]))
+            return cls(weights, float(npz["bias"][0]), bytes(npz["dataset_sha256"]).hex(), int(npz["trained_on"][0]))
 
     @classmethod
     def from_weights(cls, weights: np.ndarray, bias: float, *, trained_on: int = 0) -> OfflineModel:

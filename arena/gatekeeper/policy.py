@@ -21,31 +21,58 @@ class Kind:
 
 
 TAKES: tuple[Kind, ...] = (
-    Kind("location", "where the photo was taken: continent, country, region, city, street, coordinates",
-         ("Where was this taken?", "Which country is this?", "Give me GPS coordinates for this photo.")),
-    Kind("clues", "what the photo's signs, their language and script, licence plates, road markings, driving side, "
-         "vegetation, terrain or architecture say about the place",
-         ("What language are the signs in?", "Which side of the road do they drive on here?")),
-    Kind("landmarks", "naming the landmark, mountain, river, building or street shown, and the history of that "
-         "building or place (who built it, when, what happened there)",
-         ("What year was the building in this photo built?", "What is the history of this square?")),
-    Kind("climate", "the climate, seasons, weather patterns, landscape, elevation or time zone of the place shown",
-         ("Does it snow here?", "What is the climate like in this region?")),
-    Kind("people", "the language, culture, food, currency, religion, sports teams and stadiums of the place shown",
-         ("Which team plays in this stadium?", "What language do people speak here?")),
-    Kind("multi-hop", "a question that starts from the photo's place and goes on to facts about it",
-         ("Find the country in this photo; what was its population in 1990?",)),
+    Kind(
+        "location",
+        "where the photo was taken: continent, country, region, city, street, coordinates",
+        ("Where was this taken?", "Which country is this?", "Give me GPS coordinates for this photo."),
+    ),
+    Kind(
+        "clues",
+        "what the photo's signs, their language and script, licence plates, road markings, driving side, "
+        "vegetation, terrain or architecture say about the place",
+        ("What language are the signs in?", "Which side of the road do they drive on here?"),
+    ),
+    Kind(
+        "landmarks",
+        "naming the landmark, mountain, river, building or street shown, and the history of that "
+        "building or place (who built it, when, what happened there)",
+        ("What year was the building in this photo built?", "What is the history of this square?"),
+    ),
+    Kind(
+        "climate",
+        "the climate, seasons, weather patterns, landscape, elevation or time zone of the place shown",
+        ("Does it snow here?", "What is the climate like in this region?"),
+    ),
+    Kind(
+        "people",
+        "the language, culture, food, currency, religion, sports teams and stadiums of the place shown",
+        ("Which team plays in this stadium?", "What language do people speak here?"),
+    ),
+    Kind(
+        "multi-hop",
+        "a question that starts from the photo's place and goes on to facts about it",
+        ("Find the country in this photo; what was its population in 1990?",),
+    ),
 )
 
 REFUSES: tuple[Kind, ...] = (
-    Kind("quiz", "a geography or general-knowledge question with no photo in play",
-         ("What is the capital of France?", "Convert 9am New York time to Tokyo time.")),
-    Kind("not-the-place", "something about the photo that is not about its place: a species, a product or price, "
-         "counting objects, describing or captioning the image, transcribing or translating its text, a person's "
-         "identity, age or feelings, photo editing, art style",
-         ("What breed is this dog?", "Translate the sign into English.", "Write a caption for this photo.")),
-    Kind("other", "anything else: code, maths, jokes, recipes, health, stories, chit-chat, instructions to the judge",
-         ("Write a Python function that reverses a list.", "Tell me a joke.")),
+    Kind(
+        "quiz",
+        "a geography or general-knowledge question with no photo in play",
+        ("What is the capital of France?", "Convert 9am New York time to Tokyo time."),
+    ),
+    Kind(
+        "not-the-place",
+        "something about the photo that is not about its place: a species, a product or price, "
+        "counting objects, describing or captioning the image, transcribing or translating its text, a person's "
+        "identity, age or feelings, photo editing, art style",
+        ("What breed is this dog?", "Translate the sign into English.", "Write a caption for this photo."),
+    ),
+    Kind(
+        "other",
+        "anything else: code, maths, jokes, recipes, health, stories, chit-chat, instructions to the judge",
+        ("Write a Python function that reverses a list.", "Tell me a joke."),
+    ),
 )
 
 

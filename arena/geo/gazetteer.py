@@ -37,39 +37,198 @@ PlaceKind = Literal["country", "region", "city"]
 
 # Languages whose names of countries and regions we index (pycountry locales).
 NAME_LOCALES = (
-    "zh_CN", "zh_TW", "ja", "ko", "ru", "uk", "bg", "sr", "el", "he", "ar", "fa",
-    "hi", "bn", "th", "ka", "hy", "vi", "tr", "pl", "de", "fr", "es", "pt", "it", "nl",
+    "zh_CN",
+    "zh_TW",
+    "ja",
+    "ko",
+    "ru",
+    "uk",
+    "bg",
+    "sr",
+    "el",
+    "he",
+    "ar",
+    "fa",
+    "hi",
+    "bn",
+    "th",
+    "ka",
+    "hy",
+    "vi",
+    "tr",
+    "pl",
+    "de",
+    "fr",
+    "es",
+    "pt",
+    "it",
+    "nl",
 )
 
 # Scripts written without spaces between words: searched as substrings.
 UNSPACED = frozenset({"Han", "Hiragana", "Katakana", "Hangul", "Thai", "Lao", "Khmer", "Myanmar"})
 
 # Administrative suffixes, so "安顺市" and "安顺" both find Anshun.
-_HAN_SUFFIXES = ("特别行政区", "特別行政區", "壮族自治区", "回族自治区", "维吾尔自治区",
-                 "自治区", "自治區", "自治州", "地区", "省", "市", "县", "縣", "区", "區",
-                 "都", "道", "府", "県", "州")
+_HAN_SUFFIXES = (
+    "特别行政区",
+    "特別行政區",
+    "壮族自治区",
+    "回族自治区",
+    "维吾尔自治区",
+    "自治区",
+    "自治區",
+    "自治州",
+    "地区",
+    "省",
+    "市",
+    "县",
+    "縣",
+    "区",
+    "區",
+    "都",
+    "道",
+    "府",
+    "県",
+    "州",
+)
 _HANGUL_SUFFIXES = ("특별자치시", "특별자치도", "특별시", "광역시", "시", "도", "군", "구")
 _LATIN_REGION_WORDS = {
-    "sheng", "shi", "zizhiqu", "zhuangzu", "huizu", "uygur", "province", "provincia",
-    "prefecture", "region", "state", "oblast", "krai", "kray", "republic", "of", "the",
-    "autonomous", "special", "administrative", "sar", "do", "teukbyeolsi", "gwangyeoksi",
+    "sheng",
+    "shi",
+    "zizhiqu",
+    "zhuangzu",
+    "huizu",
+    "uygur",
+    "province",
+    "provincia",
+    "prefecture",
+    "region",
+    "state",
+    "oblast",
+    "krai",
+    "kray",
+    "republic",
+    "of",
+    "the",
+    "autonomous",
+    "special",
+    "administrative",
+    "sar",
+    "do",
+    "teukbyeolsi",
+    "gwangyeoksi",
 }
 
 # Subdivisions that ISO 3166-1 also lists as countries (HK, MO, TW).
 _ALSO_COUNTRIES = frozenset({"CN-HK", "CN-MO", "CN-TW"})
 
 # Everyday words on signs and screens that are also names of some town.
-_SIGN_WORDS = frozenset((
-    "police", "hotel", "bank", "park", "street", "road", "avenue", "center", "centre", "station", "exit", "stop", "open",
-    "sale", "city", "town", "new", "north", "south", "east", "west", "market", "school", "way", "bar", "mobile", "reading",
-    "bath", "nice", "split", "asia", "america", "europe", "world", "royal", "grand", "central",
-    "union", "victoria", "university", "hospital", "airport", "metro", "bus", "taxi", "parking", "toilet",
-    "office", "post", "phone", "love", "home", "house", "garden", "river", "lake", "mount", "mountain", "beach", "bay",
-    "hill", "island", "port", "lane", "plaza", "square", "tower", "bridge", "gate", "hall", "church", "temple", "palace",
-    "store", "shop", "mall", "food", "cafe", "coffee", "restaurant", "pizza", "burger", "welcome", "hello",
-    "western", "eastern", "northern", "southern", "upper", "lower", "greater", "middle", "capital",
-    "province", "state", "county", "district", "region", "photo", "picture", "image", "country",
-))
+_SIGN_WORDS = frozenset(
+    (
+        "police",
+        "hotel",
+        "bank",
+        "park",
+        "street",
+        "road",
+        "avenue",
+        "center",
+        "centre",
+        "station",
+        "exit",
+        "stop",
+        "open",
+        "sale",
+        "city",
+        "town",
+        "new",
+        "north",
+        "south",
+        "east",
+        "west",
+        "market",
+        "school",
+        "way",
+        "bar",
+        "mobile",
+        "reading",
+        "bath",
+        "nice",
+        "split",
+        "asia",
+        "america",
+        "europe",
+        "world",
+        "royal",
+        "grand",
+        "central",
+        "union",
+        "victoria",
+        "university",
+        "hospital",
+        "airport",
+        "metro",
+        "bus",
+        "taxi",
+        "parking",
+        "toilet",
+        "office",
+        "post",
+        "phone",
+        "love",
+        "home",
+        "house",
+        "garden",
+        "river",
+        "lake",
+        "mount",
+        "mountain",
+        "beach",
+        "bay",
+        "hill",
+        "island",
+        "port",
+        "lane",
+        "plaza",
+        "square",
+        "tower",
+        "bridge",
+        "gate",
+        "hall",
+        "church",
+        "temple",
+        "palace",
+        "store",
+        "shop",
+        "mall",
+        "food",
+        "cafe",
+        "coffee",
+        "restaurant",
+        "pizza",
+        "burger",
+        "welcome",
+        "hello",
+        "western",
+        "eastern",
+        "northern",
+        "southern",
+        "upper",
+        "lower",
+        "greater",
+        "middle",
+        "capital",
+        "province",
+        "state",
+        "county",
+        "district",
+        "region",
+        "photo",
+        "picture",
+        "image",
+        "country",
+    )
+)
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", re.UNICODE)
 
@@ -200,9 +359,11 @@ def build_gazetteer(min_population: int = 15000) -> Gazetteer:
     regions, region_names = _load_regions(cities)
     gaz.countries = {p.country_code: p for p in countries}
     gaz.regions = {p.key: p for p in regions}
-    for place, names in [(p, _country_names(p.country_code)) for p in countries] + [
-        (p, region_names[p.key]) for p in regions
-    ] + [(p, names) for p, names in cities]:
+    for place, names in (
+        [(p, _country_names(p.country_code)) for p in countries]
+        + [(p, region_names[p.key]) for p in regions]
+        + [(p, names) for p, names in cities]
+    ):
         for name in names:
             _index(gaz, name, place)
     gaz.max_unspaced_len = max((len(k) for k in gaz.unspaced), default=1)
@@ -308,15 +469,17 @@ def _load_countries(cities: list[tuple[Place, set[str]]]) -> list[Place]:
     for country in pycountry.countries:
         members = by_country.get(country.alpha_2, [])
         lat, lon = _representative_point(members)
-        countries.append(Place(
-            kind="country",
-            name=country_display_name(country.alpha_2),
-            country_code=country.alpha_2,
-            lat=lat,
-            lon=lon,
-            population=sum(p.population for p in members),
-            key=country.alpha_2,
-        ))
+        countries.append(
+            Place(
+                kind="country",
+                name=country_display_name(country.alpha_2),
+                country_code=country.alpha_2,
+                lat=lat,
+                lon=lon,
+                population=sum(p.population for p in members),
+                key=country.alpha_2,
+            )
+        )
     return countries
 
 
@@ -338,10 +501,17 @@ def _load_regions(cities: list[tuple[Place, set[str]]]) -> tuple[list[Place], di
         inside = members.get((cc, _region_key(sub.name)), [])
         lat, lon = _representative_point(inside)
         display = _short_region_name(sub.name, inside)
-        regions.append(Place(
-            kind="region", name=display, country_code=cc, lat=lat, lon=lon,
-            population=sum(p.population for p in inside), key=sub.code,
-        ))
+        regions.append(
+            Place(
+                kind="region",
+                name=display,
+                country_code=cc,
+                lat=lat,
+                lon=lon,
+                population=sum(p.population for p in inside),
+                key=sub.code,
+            )
+        )
         names[sub.code] = {sub.name, display, *(t.gettext(sub.name) for t in translations)}
     return regions, names
 
@@ -352,14 +522,31 @@ COUNTRY_ALIASES: dict[str, tuple[str, ...]] = {
     "RU": ("Russia", "Россия", "Российская Федерация"),
     "KR": ("South Korea", "Korea", "한국", "대한민국", "韓国", "韩国", "韓國"),
     "KP": ("North Korea", "조선", "북한"),
-    "UA": ("Україна",), "BY": ("Belarus", "Беларусь"), "KZ": ("Қазақстан", "Казахстан"),
-    "MN": ("Монгол Улс",), "GE": ("საქართველო",), "AM": ("Հայաստան",),
-    "GR": ("Ελλάδα",), "IL": ("ישראל",), "EG": ("مصر",), "SA": ("السعودية",),
-    "IN": ("भारत",), "TH": ("ประเทศไทย", "ไทย"), "VN": ("Vietnam", "Việt Nam"),
-    "IR": ("Iran", "ایران"), "SY": ("Syria",), "LA": ("Laos",), "TW": ("Taiwan", "台灣", "臺灣"),
-    "TZ": ("Tanzania",), "BO": ("Bolivia",), "VE": ("Venezuela",), "MD": ("Moldova",),
-    "CZ": ("Czechia", "Česko"), "US": ("USA", "United States of America"),
-    "GB": ("UK", "Great Britain", "Britain"), "JP": ("Nippon", "Nihon"),
+    "UA": ("Україна",),
+    "BY": ("Belarus", "Беларусь"),
+    "KZ": ("Қазақстан", "Казахстан"),
+    "MN": ("Монгол Улс",),
+    "GE": ("საქართველო",),
+    "AM": ("Հայաստան",),
+    "GR": ("Ελλάδα",),
+    "IL": ("ישראל",),
+    "EG": ("مصر",),
+    "SA": ("السعودية",),
+    "IN": ("भारत",),
+    "TH": ("ประเทศไทย", "ไทย"),
+    "VN": ("Vietnam", "Việt Nam"),
+    "IR": ("Iran", "ایران"),
+    "SY": ("Syria",),
+    "LA": ("Laos",),
+    "TW": ("Taiwan", "台灣", "臺灣"),
+    "TZ": ("Tanzania",),
+    "BO": ("Bolivia",),
+    "VE": ("Venezuela",),
+    "MD": ("Moldova",),
+    "CZ": ("Czechia", "Česko"),
+    "US": ("USA", "United States of America"),
+    "GB": ("UK", "Great Britain", "Britain"),
+    "JP": ("Nippon", "Nihon"),
 }
 
 

@@ -25,8 +25,15 @@ from arena.geo.scripts import script_of
 # Japanese even among kanji; Bengali before Hindi, since Bengali writes the
 # Devanagari danda too. Scripts come from the one table, `geo.scripts`.
 _SCRIPT_LANGUAGES = (
-    ("Hiragana", "ja"), ("Katakana", "ja"), ("Hangul", "ko"), ("Han", "zh"), ("Thai", "th"),
-    ("Hebrew", "he"), ("Bengali", "bn"), ("Devanagari", "hi"), ("Greek", "el"),
+    ("Hiragana", "ja"),
+    ("Katakana", "ja"),
+    ("Hangul", "ko"),
+    ("Han", "zh"),
+    ("Thai", "th"),
+    ("Hebrew", "he"),
+    ("Bengali", "bn"),
+    ("Devanagari", "hi"),
+    ("Greek", "el"),
 )
 # Letters that tell languages of one script apart
 _UKRAINIAN = re.compile(r"[іїєґ]", re.IGNORECASE)
@@ -96,8 +103,10 @@ def guess_language(text: str) -> str:
     # Character n-gram profiles (naive Bayes) decide; the votes above add a nudge in nats.
     grams = [g for w in words for g in _grams(w)]
     profiles = _profiles()
-    scores = {lang: sum(p["grams"].get(g, p["floor"]) for g in grams) / max(len(grams), 1) + 0.3 * votes[lang]
-              for lang, p in profiles.items()}
+    scores = {
+        lang: sum(p["grams"].get(g, p["floor"]) for g in grams) / max(len(grams), 1) + 0.3 * votes[lang]
+        for lang, p in profiles.items()
+    }
     return max(scores, key=lambda lang: scores[lang])
 
 
@@ -110,5 +119,7 @@ def _grams(word: str) -> list[str]:
 def _profiles() -> dict[str, dict[str, Any]]:
     """Per Latin-script language, the log-frequency of its 700 commonest character 1-3-grams in the
     gatekeeper's labelled prompts (and a floor for the rest); made by `arena.gatekeeper.build languages`."""
-    profiles: dict[str, dict[str, Any]] = json.loads(Path(__file__).with_name("language_profiles.json").read_text("utf-8"))
+    profiles: dict[str, dict[str, Any]] = json.loads(
+        Path(__file__).with_name("language_profiles.json").read_text("utf-8")
+    )
     return profiles

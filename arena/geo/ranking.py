@@ -165,10 +165,7 @@ def _with_region_support(inside: list[Place], place_score: dict[str, float]) -> 
     naming both the state and the city) carries the region's evidence too, so
     the answer names the most specific place the text supports."""
     regions = {fold(p.name): place_score[p.key] for p in inside if p.kind == "region"}
-    return {
-        p.key: place_score[p.key] + (regions.get(fold(p.region), 0.0) if p.kind == "city" else 0.0)
-        for p in inside
-    }
+    return {p.key: place_score[p.key] + (regions.get(fold(p.region), 0.0) if p.kind == "city" else 0.0) for p in inside}
 
 
 def _spread(places: Sequence[Place], priors: dict[str, float]) -> list[tuple[Place, float]]:

@@ -59,12 +59,16 @@ _RANGES: tuple[tuple[int, int, str], ...] = (
 
 # Characters whose simplified and traditional forms differ, written the way
 # signs write them. A handful is enough to tell the two standards apart.
-_SIMPLIFIED = set("国东车门区广华马龙电铁会体说买卖长来时书为发么们这过还进运动关开间问"
-                  "阳阴页顺乐汉语学湾岛县乡镇陆桥厂场际务业医药银饭馆"
-                  "价厅园号线转欢临营点楼处总标")
-_TRADITIONAL = set("國東車門區廣華馬龍電鐵會體說買賣長來時書為發麼們這過還進運動關開間問"
-                   "陽陰頁順樂漢語學灣島縣鄉鎮陸橋廠場際務業醫藥銀飯館"
-                   "價廳園號線轉歡臨營點樓處總標臺")
+_SIMPLIFIED = set(
+    "国东车门区广华马龙电铁会体说买卖长来时书为发么们这过还进运动关开间问"
+    "阳阴页顺乐汉语学湾岛县乡镇陆桥厂场际务业医药银饭馆"
+    "价厅园号线转欢临营点楼处总标"
+)
+_TRADITIONAL = set(
+    "國東車門區廣華馬龍電鐵會體說買賣長來時書為發麼們這過還進運動關開間問"
+    "陽陰頁順樂漢語學灣島縣鄉鎮陸橋廠場際務業醫藥銀飯館"
+    "價廳園號線轉歡臨營點樓處總標臺"
+)
 
 # Country weights per script; they need not sum to one (the rest is "elsewhere").
 SCRIPT_PRIORS: dict[str, dict[str, float]] = {
@@ -91,10 +95,30 @@ SCRIPT_PRIORS: dict[str, dict[str, float]] = {
     "Telugu": {"IN": 0.95},
     "Kannada": {"IN": 0.95},
     "Malayalam": {"IN": 0.95},
-    "Cyrillic": {"RU": 0.55, "UA": 0.15, "BY": 0.05, "KZ": 0.05, "BG": 0.05, "RS": 0.05,
-                 "MK": 0.03, "KG": 0.03, "MN": 0.03},
-    "Arabic": {"EG": 0.15, "SA": 0.15, "AE": 0.1, "MA": 0.08, "IR": 0.1, "IQ": 0.06,
-               "PK": 0.08, "JO": 0.04, "DZ": 0.05, "TN": 0.04, "LB": 0.03},
+    "Cyrillic": {
+        "RU": 0.55,
+        "UA": 0.15,
+        "BY": 0.05,
+        "KZ": 0.05,
+        "BG": 0.05,
+        "RS": 0.05,
+        "MK": 0.03,
+        "KG": 0.03,
+        "MN": 0.03,
+    },
+    "Arabic": {
+        "EG": 0.15,
+        "SA": 0.15,
+        "AE": 0.1,
+        "MA": 0.08,
+        "IR": 0.1,
+        "IQ": 0.06,
+        "PK": 0.08,
+        "JO": 0.04,
+        "DZ": 0.05,
+        "TN": 0.04,
+        "LB": 0.03,
+    },
     "Han": {"CN": 0.55, "TW": 0.15, "HK": 0.1, "JP": 0.1, "SG": 0.05, "MO": 0.03},
 }
 

@@ -59,9 +59,7 @@ def world_countries() -> tuple[CountryShape, ...]:
     out = []
     for record, rings in zip(records, shapes, strict=True):
         out.append(
-            CountryShape(
-                _alpha2(record["iso_a3"], record["name"]), record["name"], record["continent"], tuple(rings)
-            )
+            CountryShape(_alpha2(record["iso_a3"], record["name"]), record["name"], record["continent"], tuple(rings))
         )
     return tuple(out)
 

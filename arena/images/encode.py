@@ -36,8 +36,8 @@ def jpeg_segments(data: bytes) -> list[tuple[int, bytes]]:
         if data[pos] != 0xFF:
             raise ValueError(f"no marker at byte {pos}")
         marker = data[pos + 1]
-        length = int.from_bytes(data[pos + 2:pos + 4], "big")
-        segments.append((marker, data[pos + 4:pos + 2 + length]))
+        length = int.from_bytes(data[pos + 2 : pos + 4], "big")
+        segments.append((marker, data[pos + 4 : pos + 2 + length]))
         pos += 2 + length
         if marker == 0xDA:  # start of scan: entropy-coded data up to EOI follows
             end = data.rfind(b"\xff\xd9")

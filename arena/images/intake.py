@@ -61,7 +61,8 @@ def normalise(data: bytes, limits: IntakeLimits = IntakeLimits()) -> NormalisedI
         raise IntakeError(422, "empty_file", "The uploaded file is empty.")
     if len(data) > limits.max_bytes:
         raise IntakeError(
-            413, "file_too_large",
+            413,
+            "file_too_large",
             f"The photo is {_mb(len(data))}; the limit is {_mb(limits.max_bytes)}.",
         )
     image = _open(data)
@@ -69,7 +70,8 @@ def normalise(data: bytes, limits: IntakeLimits = IntakeLimits()) -> NormalisedI
     if getattr(image, "n_frames", 1) > 1 and image.format != "MPO":
         # MPO is a phone's JPEG with a depth/preview frame: its first frame is the photo.
         raise IntakeError(
-            422, "animated_image",
+            422,
+            "animated_image",
             "Animated or multi-frame images are not accepted; upload a single still photo.",
         )
     gps = exif_gps(image)
@@ -78,8 +80,12 @@ def normalise(data: bytes, limits: IntakeLimits = IntakeLimits()) -> NormalisedI
     with Image.open(io.BytesIO(jpeg)) as clean:
         width, height = clean.size
     return NormalisedImage(
-        jpeg=jpeg, width=width, height=height,
-        sha256=hashlib.sha256(jpeg).hexdigest(), source_format=image.format or "", gps=gps,
+        jpeg=jpeg,
+        width=width,
+        height=height,
+        sha256=hashlib.sha256(jpeg).hexdigest(),
+        source_format=image.format or "",
+        gps=gps,
     )
 
 
@@ -98,7 +104,8 @@ def _open(data: bytes) -> Image.Image:
         raise IntakeError(422, "unreadable_image", f"The image could not be read ({exc}).") from None
     if image.format not in ACCEPTED_FORMATS:
         raise IntakeError(
-            415, "unsupported_type",
+            415,
+            "unsupported_type",
             f"{image.format or 'This'} images are not accepted; upload a {ACCEPTED_LABEL} image.",
         )
     return image
@@ -110,7 +117,8 @@ def _check_dimensions(image: Image.Image, limits: IntakeLimits) -> None:
         raise IntakeError(422, "unreadable_image", "The image has no pixels.")
     if width * height > limits.max_pixels:
         raise IntakeError(
-            413, "too_many_pixels",
+            413,
+            "too_many_pixels",
             f"The image is {width}x{height} ({width * height / 1e6:.0f} megapixels); "
             f"the limit is {limits.max_pixels / 1e6:.0f} megapixels.",
         )
@@ -125,7 +133,8 @@ def _decode(image: Image.Image) -> Image.Image:
         raise IntakeError(413, "too_many_pixels", "The image has far too many pixels.") from None
     except (OSError, SyntaxError, ValueError) as exc:
         raise IntakeError(
-            422, "unreadable_image",
+            422,
+            "unreadable_image",
             f"The image is damaged or truncated and could not be decoded ({exc}).",
         ) from None
     return image

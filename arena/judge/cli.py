@@ -23,7 +23,9 @@ def register(subparsers: Any) -> None:
         "voted battle it has not judged, shown in both orders; verdicts are stored. Prints agreement with the "
         "human votes overall and per outcome, Cohen's kappa and position consistency.",
     )
-    judge.add_argument("--judge", required=False, help="the judging model: a pool contender or the [judge] table's name")
+    judge.add_argument(
+        "--judge", required=False, help="the judging model: a pool contender or the [judge] table's name"
+    )
     judge.add_argument("--json", type=Path, help="write the report as JSON here ('-' for standard output)")
     judge.add_argument("--limit", type=int, help="judge at most this many new battles")
     judge.add_argument("--concurrency", type=int, default=4, help="battles judged at once (default 4)")
@@ -89,9 +91,12 @@ def _print(report: dict[str, Any], out: Any) -> None:
         return
     kappa = "undefined" if report["kappa"] is None else f"{report['kappa']:.2f}"
     consistency = report["position_consistency"]
-    print(f"judge {report['judge']} on {report['battles']} voted battles: agreement with the human votes "
-          f"{overall['rate']:.1%} [{overall['ci_low']:.1%}, {overall['ci_high']:.1%}], Cohen's kappa {kappa}, "
-          f"position consistency {consistency['rate']:.1%}", file=out)
+    print(
+        f"judge {report['judge']} on {report['battles']} voted battles: agreement with the human votes "
+        f"{overall['rate']:.1%} [{overall['ci_low']:.1%}, {overall['ci_high']:.1%}], Cohen's kappa {kappa}, "
+        f"position consistency {consistency['rate']:.1%}",
+        file=out,
+    )
     for label, p in report["by_class"].items():
         rate = "—" if p["rate"] is None else f"{p['rate']:.1%} [{p['ci_low']:.1%}, {p['ci_high']:.1%}]"
         print(f"  human {names[label]:<10} {int(p['n']):>5} battles  judge agrees {rate}", file=out)

@@ -44,9 +44,16 @@ def board(battles: Sequence[JudgedBattle]) -> list[dict[str, Any]]:
     for name, s in score.items():
         n = int(s["n"])
         judged = wilson(s["judge"], n)
-        rows.append({"contender": name, "battles": n, "judge_win_rate": round(s["judge"] / n, 4),
-                     "judge_ci_low": judged.as_dict()["ci_low"], "judge_ci_high": judged.as_dict()["ci_high"],
-                     "human_win_rate": round(s["human"] / n, 4)})
+        rows.append(
+            {
+                "contender": name,
+                "battles": n,
+                "judge_win_rate": round(s["judge"] / n, 4),
+                "judge_ci_low": judged.as_dict()["ci_low"],
+                "judge_ci_high": judged.as_dict()["ci_high"],
+                "human_win_rate": round(s["human"] / n, 4),
+            }
+        )
     rows.sort(key=lambda r: -float(r["judge_win_rate"]))
     return rows
 

@@ -30,8 +30,17 @@ def cases_to_judge(session: Session, judge: str, images: ImageStore, limit: int 
             continue
         if not images.exists(battle.image_sha256):
             continue  # the photo is on another replica's disk: judge it there
-        cases.append(BattleCase(battle.id, battle.prompt, battle.image_sha256, image.width, image.height,
-                                answers["a"].text, answers["b"].text))
+        cases.append(
+            BattleCase(
+                battle.id,
+                battle.prompt,
+                battle.image_sha256,
+                image.width,
+                image.height,
+                answers["a"].text,
+                answers["b"].text,
+            )
+        )
         if limit is not None and len(cases) >= limit:
             break
     return cases
@@ -39,10 +48,17 @@ def cases_to_judge(session: Session, judge: str, images: ImageStore, limit: int 
 
 def save_verdict(session: Session, battle_id: str, judge: str, verdict: Verdict) -> None:
     session.execute(delete(JudgeVerdict).where(JudgeVerdict.battle_id == battle_id, JudgeVerdict.judge == judge))
-    session.add(JudgeVerdict(
-        battle_id=battle_id, judge=judge, choice_ab=verdict.choice_ab, choice_ba=verdict.choice_ba,
-        choice=verdict.choice, consistent=verdict.consistent, reasoning=verdict.reasoning,
-    ))
+    session.add(
+        JudgeVerdict(
+            battle_id=battle_id,
+            judge=judge,
+            choice_ab=verdict.choice_ab,
+            choice_ba=verdict.choice_ba,
+            choice=verdict.choice,
+            consistent=verdict.consistent,
+            reasoning=verdict.reasoning,
+        )
+    )
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,11 @@ class JudgeCounts:
 
 
 async def judge_battles(
-    judge: BattleJudge, sessions: sessionmaker[Session], images: ImageStore, *, concurrency: int = 4,
+    judge: BattleJudge,
+    sessions: sessionmaker[Session],
+    images: ImageStore,
+    *,
+    concurrency: int = 4,
     limit: int | None = None,
 ) -> JudgeCounts:
     with sessions() as session:

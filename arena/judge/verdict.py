@@ -90,10 +90,15 @@ class BattleJudge:
         return Verdict(choice_ab=_sides(first, swapped=False), choice_ba=_sides(second, swapped=True), reasoning=why)
 
     async def _ask(self, case: BattleCase, image: ContenderImage, first: str, second: str) -> tuple[str, str]:
-        text = PROMPT.format(question=_fence(case.prompt), first=_fence(first[:MAX_ANSWER_CHARS]),
-                             second=_fence(second[:MAX_ANSWER_CHARS]))
-        messages = [ChatMessage(role="system", content=SYSTEM_PROMPT),
-                    ChatMessage(role="user", content=text, images=(image,))]
+        text = PROMPT.format(
+            question=_fence(case.prompt),
+            first=_fence(first[:MAX_ANSWER_CHARS]),
+            second=_fence(second[:MAX_ANSWER_CHARS]),
+        )
+        messages = [
+            ChatMessage(role="system", content=SYSTEM_PROMPT),
+            ChatMessage(role="user", content=text, images=(image,)),
+        ]
         problem = ""
         for _ in range(ATTEMPTS):
             try:

@@ -100,7 +100,9 @@ class SamplingConfig:
             exploration=float(section.get("exploration", 0.2)),
         )
         if config.mode not in SAMPLING_MODES:
-            raise ValueError(f"[sampling]: mode must be one of {', '.join(map(repr, SAMPLING_MODES))}, not {config.mode!r}")
+            raise ValueError(
+                f"[sampling]: mode must be one of {', '.join(map(repr, SAMPLING_MODES))}, not {config.mode!r}"
+            )
         if not 0 < config.exploration <= 1:  # NaN fails this too
             raise ValueError("[sampling]: exploration must be a share in (0, 1], e.g. 0.2")
         not_finite = sorted(name for name, w in weights.items() if not math.isfinite(w))
@@ -172,8 +174,9 @@ class PoolPolicy:
     def available(self, vote_counts: Mapping[str, int]) -> dict[str, float]:
         """Contenders that can battle now with their effective weights; PoolExhausted below two."""
         now = self.clock()
-        available = {name: w for name, w in self.effective_weights(vote_counts).items()
-                     if w > 0 and not self._cooling(name, now)}
+        available = {
+            name: w for name, w in self.effective_weights(vote_counts).items() if w > 0 and not self._cooling(name, now)
+        }
         if len(available) < 2:
             cooling = sum(1 for name in self.config.weights if self._cooling(name, now))
             raise PoolExhausted(
@@ -224,7 +227,7 @@ class PoolPolicy:
                 health.failures = 0  # after the cool-down it gets a full set of chances
 
     def status(self, name: str, now: float | None = None) -> str:
-        """"active" or "cooling down until <UTC time>"."""
+        """ "active" or "cooling down until <UTC time>"."""
         if name not in self.config.weights:
             raise KeyError(f"{name!r} is not a contender in the pool")
         now = self.clock() if now is None else now

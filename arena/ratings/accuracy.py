@@ -109,9 +109,7 @@ def contender_accuracy(
     n = int(errors_km.size)
     known_hits = country_hits[~np.isnan(country_hits)]
     finite = np.isfinite(errors_km)
-    scores = np.where(
-        finite, GEOSCORE_MAX * np.exp(-np.where(finite, errors_km, 0.0) / GEOSCORE_SCALE_KM), 0.0
-    )
+    scores = np.where(finite, GEOSCORE_MAX * np.exp(-np.where(finite, errors_km, 0.0) / GEOSCORE_SCALE_KM), 0.0)
     boot = _Bootstrap(n, rng, rounds, level)
     out: dict[str, Any] = {
         "labelled": n,

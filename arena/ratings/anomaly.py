@@ -93,8 +93,7 @@ def screen_voters(
     n_voters = int(voter.max(initial=-1)) + 1
     n_tests = 2 + 2 * n_contenders
     log_threshold = math.log(n_tests / alpha)
-    empty = VoterScreening(np.zeros(0, np.int64), np.zeros(n_votes, bool), 0, alpha, log_threshold,
-                           np.zeros(n_voters))
+    empty = VoterScreening(np.zeros(0, np.int64), np.zeros(n_votes, bool), 0, alpha, log_threshold, np.zeros(n_voters))
     known = voter >= 0
     if n_votes == 0 or not known.any():
         return empty

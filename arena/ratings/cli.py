@@ -25,19 +25,36 @@ def register(subparsers: Any) -> None:
         description="Fit Bradley-Terry ratings (plain and style-adjusted) with confidence intervals "
         "and store a leaderboard snapshot. Defaults come from [ratings] in the pool file.",
     )
-    rank.add_argument("--input", type=Path, help="rank votes from an export file (.jsonl, .json, .csv, .parquet) instead of the database")
+    rank.add_argument(
+        "--input",
+        type=Path,
+        help="rank votes from an export file (.jsonl, .json, .csv, .parquet) instead of the database",
+    )
     rank.add_argument("--output", type=Path, help="write the snapshot JSON here instead of storing it in the database")
     rank.add_argument("--rounds", type=int, help="bootstrap rounds (default 100)")
     rank.add_argument("--ci", choices=CI_METHODS, help="confidence intervals: bootstrap (default) or sandwich (fast)")
     rank.add_argument("--seed", type=int, help="random seed of the bootstrap (default 0)")
-    rank.add_argument("--ties", choices=TIE_MODELS, help="tie model: half (default: a tie is half a win each), "
-                      "davidson (ties get their own parameter) or ignore (decisive votes only)")
-    rank.add_argument("--inverse-propensity", action="store_true", default=None,
-                      help="weight each vote by 1 / the probability its pair was drawn with (targets uniform sampling)")
+    rank.add_argument(
+        "--ties",
+        choices=TIE_MODELS,
+        help="tie model: half (default: a tie is half a win each), "
+        "davidson (ties get their own parameter) or ignore (decisive votes only)",
+    )
+    rank.add_argument(
+        "--inverse-propensity",
+        action="store_true",
+        default=None,
+        help="weight each vote by 1 / the probability its pair was drawn with (targets uniform sampling)",
+    )
     rank.add_argument("--no-style", action="store_true", help="skip the style-adjusted ratings")
     rank.add_argument("--anchor", help="contender held at --anchor-rating (e.g. gpt-4o)")
     rank.add_argument("--anchor-rating", type=float, help="rating of the anchor (default 1000)")
-    rank.add_argument("--every", type=parse_duration, metavar="DURATION", help="keep running: recompute every DURATION (e.g. 10m) when new votes arrived")
+    rank.add_argument(
+        "--every",
+        type=parse_duration,
+        metavar="DURATION",
+        help="keep running: recompute every DURATION (e.g. 10m) when new votes arrived",
+    )
     rank.set_defaults(func=run)
 
 
@@ -51,6 +68,7 @@ def parse_duration(text: str) -> float:
 
 def options_from(args: argparse.Namespace, configured: dict[str, Any]) -> RankOptions:
     """Command-line flags over `[ratings]` from the pool file over the defaults."""
+
     def pick(flag: Any, key: str, default: Any) -> Any:
         return flag if flag is not None else configured.get(key, default)
 
@@ -73,8 +91,16 @@ def options_from(args: argparse.Namespace, configured: dict[str, Any]) -> RankOp
 
 def options_from_config(configured: dict[str, Any]) -> RankOptions:
     """`[ratings]` from the pool file over the defaults (no flags: `arena serve`'s background job)."""
-    no_flags = argparse.Namespace(rounds=None, ci=None, seed=None, ties=None, inverse_propensity=None,
-                                  no_style=False, anchor=None, anchor_rating=None)
+    no_flags = argparse.Namespace(
+        rounds=None,
+        ci=None,
+        seed=None,
+        ties=None,
+        inverse_propensity=None,
+        no_style=False,
+        anchor=None,
+        anchor_rating=None,
+    )
     return options_from(no_flags, configured)
 
 
@@ -119,8 +145,7 @@ def run(args: argparse.Namespace) -> int:
                 last_seen = _rank_if_new(sessions, options, args.output, last_seen, cache)
             except sqlalchemy.exc.OperationalError as exc:
                 # The database went away (restart, fail-over): say so, try again next round.
-                print(f"arena rank: database unavailable, retrying in {args.every:.0f} s: {exc.orig}",
-                      file=sys.stderr)
+                print(f"arena rank: database unavailable, retrying in {args.every:.0f} s: {exc.orig}", file=sys.stderr)
             time.sleep(args.every)
     finally:
         engine.dispose()

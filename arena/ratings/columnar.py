@@ -109,9 +109,11 @@ def _valid(col: dict[str, pa.Array]) -> bool:
         if names.null_count:
             return False
         length = pc.utf8_length(names)
-        checks += [pc.all(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(names)), 0)),
-                   pc.all(pc.less_equal(length, 100)),
-                   pc.invert(pc.any(pc.match_substring(names, "\x00")))]
+        checks += [
+            pc.all(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(names)), 0)),
+            pc.all(pc.less_equal(length, 100)),
+            pc.invert(pc.any(pc.match_substring(names, "\x00"))),
+        ]
     checks.append(pc.invert(pc.any(pc.equal(col["model_a"], col["model_b"]))))
     checks.append(pc.all(pc.is_in(col["winner"], value_set=pa.array(WINNER_NAMES), skip_nulls=False)))
     if "tstamp" in col:
@@ -170,9 +172,13 @@ def _exclusions(col: dict[str, pa.Array]) -> pa.Array:
     status = col["battle_status"]
     bad_status = pc.fill_null(pc.is_in(status, value_set=pa.array(list(EXCLUDED_BATTLE_STATUSES))), False)
     return pc.if_else(
-        bad_status, status,
-        pc.if_else(pc.is_valid(flag), pc.binary_join_element_wise("flagged:", flag, ""),
-                   pc.if_else(side_failed, "side_failed", none)),
+        bad_status,
+        status,
+        pc.if_else(
+            pc.is_valid(flag),
+            pc.binary_join_element_wise("flagged:", flag, ""),
+            pc.if_else(side_failed, "side_failed", none),
+        ),
     )
 
 
@@ -187,6 +193,7 @@ def _features(meta: pa.Array, gps_a: pa.Array, gps_b: pa.Array) -> tuple[np.ndar
         return None, None
     out = []
     for side, gps in (("a", gps_a), ("b", gps_b)):
+
         def field(*path: str) -> np.ndarray:
             value = pc.struct_field(meta, list(path))
             return np.asarray(pc.fill_null(value, 0).to_numpy(zero_copy_only=False), dtype=np.float64)
@@ -196,7 +203,8 @@ def _features(meta: pa.Array, gps_a: pa.Array, gps_b: pa.Array) -> tuple[np.ndar
         features[:, 1] = sum(field(f"list_count_{side}", k) for k in _GROUPS["list_count"])
         features[:, 2] = sum(field(f"header_count_{side}", k) for k in HEADERS)
         features[:, 3] = sum(field(f"bold_count_{side}", k) for k in _GROUPS["bold_count"]) + sum(
-            field(f"italic_count_{side}", k) for k in _GROUPS["italic_count"])
+            field(f"italic_count_{side}", k) for k in _GROUPS["italic_count"]
+        )
         features[:, 4] = pc.fill_null(gps, 0).to_numpy(zero_copy_only=False).astype(np.float64)
         out.append(features)
     return out[0], out[1]
@@ -210,12 +218,15 @@ def _voters(judge: pa.Array) -> tuple[np.ndarray, list[str]]:
     return index, encoded.dictionary.to_pylist()
 
 
-def _categories(code: pa.Array, language: pa.Array, lists: pa.Array, gate_a: np.ndarray, gate_b: np.ndarray
-                ) -> dict[str, np.ndarray]:
+def _categories(
+    code: pa.Array, language: pa.Array, lists: pa.Array, gate_a: np.ndarray, gate_b: np.ndarray
+) -> dict[str, np.ndarray]:
     """Category name -> vote indices, as the row path's VoteLogBuilder collects them."""
     out: dict[str, list[np.ndarray]] = {}
     # language_code, else FastChat's language name unless it is "unknown"
-    fastchat = pc.if_else(pc.equal(pc.fill_null(language, "unknown"), "unknown"), pa.scalar(None, pa.string()), language)
+    fastchat = pc.if_else(
+        pc.equal(pc.fill_null(language, "unknown"), "unknown"), pa.scalar(None, pa.string()), language
+    )
     fastchat = pc.if_else(pc.equal(fastchat, ""), pa.scalar(None, pa.string()), fastchat)
     code = pc.if_else(pc.equal(pc.fill_null(code, ""), ""), pa.scalar(None, pa.string()), code)
     chosen = pc.coalesce(code, fastchat)

@@ -84,12 +84,19 @@ def screen_and_flag(session: Session, log: VoteLog, options: RankOptions) -> Vot
     hashes = [log.voters[i] for i in screening.flagged]
     found: list[tuple[str, list[Any]]] = []
     for start in range(0, len(hashes), 500):  # bounded IN lists
-        found.extend((bid, flags) for bid, flags in session.execute(
-            select(Battle.id, Battle.flags).join(Vote, Vote.battle_id == Battle.id)
-            .where(Vote.voter_hash.in_(hashes[start:start + 500]))
-        ))
-    changes = [{"id": bid, "flags": [*(flags or []), OUTLIER_FLAG]}
-               for bid, flags in found if OUTLIER_FLAG not in (flags or [])]
+        found.extend(
+            (bid, flags)
+            for bid, flags in session.execute(
+                select(Battle.id, Battle.flags)
+                .join(Vote, Vote.battle_id == Battle.id)
+                .where(Vote.voter_hash.in_(hashes[start : start + 500]))
+            )
+        )
+    changes = [
+        {"id": bid, "flags": [*(flags or []), OUTLIER_FLAG]}
+        for bid, flags in found
+        if OUTLIER_FLAG not in (flags or [])
+    ]
     if changes:
         session.execute(update(Battle), changes)  # bulk update by primary key
     session.commit()
@@ -99,7 +106,8 @@ def screen_and_flag(session: Session, log: VoteLog, options: RankOptions) -> Vot
 def flagged_voters(session: Session) -> set[str]:
     """Voter hashes an earlier run flagged as outliers."""
     query = (
-        select(Vote.voter_hash).join(Battle, Vote.battle_id == Battle.id)
+        select(Vote.voter_hash)
+        .join(Battle, Vote.battle_id == Battle.id)
         .where(cast(Battle.flags, Text).contains(f'"{OUTLIER_FLAG}"'))
         .distinct()
     )
@@ -209,17 +217,29 @@ def log_from_rows(rows: Iterable[tuple[str, Any]]) -> tuple[VoteLog, dict[str, i
 
 def _accuracy(model_a: str, model_b: str, outcome: float, truth: Truth) -> dict[str, Any]:
     """The region categories of a vote and, on a labelled battle, its accuracy record."""
-    regions = region_categories(label_country=truth.country, label_continent=truth.continent,
-                                answer_country_a=truth.answer_country_a, answer_country_b=truth.answer_country_b)
+    regions = region_categories(
+        label_country=truth.country,
+        label_continent=truth.continent,
+        answer_country_a=truth.answer_country_a,
+        answer_country_b=truth.answer_country_b,
+    )
     if not truth.continent:
         return {"regions": regions, "labelled": None}
 
     def hit(answer_country: str | None) -> bool | None:
         return None if answer_country is None or truth.country is None else answer_country == truth.country
 
-    labelled = LabelledVote(model_a, model_b, outcome, truth.error_km_a, truth.error_km_b,
-                            hit(truth.answer_country_a), hit(truth.answer_country_b), truth.country,
-                            truth.label_precision_km or 0.0)
+    labelled = LabelledVote(
+        model_a,
+        model_b,
+        outcome,
+        truth.error_km_a,
+        truth.error_km_b,
+        hit(truth.answer_country_a),
+        hit(truth.answer_country_b),
+        truth.country,
+        truth.label_precision_km or 0.0,
+    )
     return {"regions": regions, "labelled": labelled}
 
 

@@ -60,7 +60,9 @@ class VoteLog:
         new_index = np.cumsum(keep) - 1
         return replace(
             self,
-            a=self.a[keep], b=self.b[keep], outcome=self.outcome[keep],
+            a=self.a[keep],
+            b=self.b[keep],
+            outcome=self.outcome[keep],
             features_a=None if self.features_a is None else self.features_a[keep],
             features_b=None if self.features_b is None else self.features_b[keep],
             tstamp=None if self.tstamp is None or self.tstamp.size != self.size else self.tstamp[keep],
@@ -273,8 +275,17 @@ def _build(
     clock = _lap(timings, "bradley_terry", clock)
     elo_ratings = elo.online_elo(a, b, log.outcome, len(names), order=_time_order(log))
     clock = _lap(timings, "elo", clock)
-    snapshot["leaderboard"] = _rows(names, plain.ratings, plain.low, plain.high, played, win_rate, log.gate, elo_ratings,
-                                    provisional_votes=options.provisional_votes)
+    snapshot["leaderboard"] = _rows(
+        names,
+        plain.ratings,
+        plain.low,
+        plain.high,
+        played,
+        win_rate,
+        log.gate,
+        elo_ratings,
+        provisional_votes=options.provisional_votes,
+    )
     # robustness refits the half-win fit, so it starts from that fit and its order
     theta_half = plain.theta if options.ties == "half" and fitted is matchups else bt.fit_bt(matchups).theta
     settled = [names.index(r["contender"]) for r in snapshot["leaderboard"] if not r["provisional"]]
@@ -316,7 +327,8 @@ def _accuracy_sections(snapshot: dict[str, Any], log: VoteLog, options: RankOpti
     snapshot["accuracy"] = accuracy_section(log.labelled, rounds=rounds, seed=options.seed, level=options.level)
     snapshot["preference_vs_accuracy"] = (
         preference_vs_accuracy(log.labelled, rounds=rounds, seed=options.seed, level=options.level)
-        if log.labelled else None
+        if log.labelled
+        else None
     )
     snapshot["coverage"] = coverage(log.labelled)  # label country -> rated votes, for the map
 
@@ -358,7 +370,9 @@ def _fit_with_intervals(
         cov = bt.sandwich_covariance(matchups, full, anchor)
         half = _z(options.level) * POINTS_PER_UNIT * np.sqrt(np.clip(np.diag(cov), 0, None))
         return Intervals(full.theta, ratings, ratings - half, ratings + half, full.regularized, full.gradient_norm)
-    rounds = bt.bootstrap_bt(matchups, full, options.rounds, rng or np.random.default_rng(options.seed), progress=progress)
+    rounds = bt.bootstrap_bt(
+        matchups, full, options.rounds, rng or np.random.default_rng(options.seed), progress=progress
+    )
     sampled = np.stack([bt.to_ratings(t, anchor, options.anchor_rating) for t in rounds])
     low, high = _percentiles(sampled, options.level)
     return Intervals(full.theta, ratings, low, high, full.regularized, full.gradient_norm)
@@ -381,7 +395,9 @@ def _davidson_intervals(
         rounds = ties.bootstrap_davidson(
             matchups, full, options.rounds, rng or np.random.default_rng(options.seed), progress=progress
         )
-        low, high = _percentiles(np.stack([bt.to_ratings(t, anchor, options.anchor_rating) for t in rounds]), options.level)
+        low, high = _percentiles(
+            np.stack([bt.to_ratings(t, anchor, options.anchor_rating) for t in rounds]), options.level
+        )
     return Intervals(full.theta, ratings, low, high, full.regularized, full.gradient_norm, full.nu)
 
 
@@ -513,8 +529,9 @@ def _style_section(
             }
             for i, f in enumerate(FEATURES)
         ],
-        "leaderboard": _rows(names, ratings, low, high, played, win_rate, log.gate,
-                             provisional_votes=options.provisional_votes),
+        "leaderboard": _rows(
+            names, ratings, low, high, played, win_rate, log.gate, provisional_votes=options.provisional_votes
+        ),
         "ci_method": how,
         "converged": converged,
         "separated": separated,

@@ -77,19 +77,23 @@ def votes_to_swap(m: Matchups, theta: FloatArray, upper: int, lower: int) -> Swa
     return Swap(upper, lower, None, linear)
 
 
-def board_robustness(m: Matchups, theta: FloatArray, ranked: list[int], names: list[str], top: int = 10) -> dict[str, Any]:
+def board_robustness(
+    m: Matchups, theta: FloatArray, ranked: list[int], names: list[str], top: int = 10
+) -> dict[str, Any]:
     """The snapshot's `robustness`: for each adjacent pair among the first
     `top` of `ranked` (contender indices, best first), the votes whose removal swaps them."""
     pairs: list[dict[str, Any]] = []
     for position, (upper, lower) in enumerate(pairwise(ranked[:top]), start=1):
         swap = votes_to_swap(m, theta, upper, lower)
-        pairs.append({
-            "position": position,
-            "upper": names[upper],
-            "lower": names[lower],
-            "votes": swap.votes,
-            "linear_estimate": swap.linear_estimate,
-        })
+        pairs.append(
+            {
+                "position": position,
+                "upper": names[upper],
+                "lower": names[lower],
+                "votes": swap.votes,
+                "linear_estimate": swap.linear_estimate,
+            }
+        )
     first = pairs[0]["votes"] if pairs else None
     return {
         "method": "influence-guided removal of votes, each count checked by an exact refit",

@@ -238,7 +238,9 @@ class StyleProblem:
         matrix = csr_matrix((values, self.columns, self.indptr), shape=(self.pairs, self.size))
         return np.asarray(matrix @ self.design[:, :columns])
 
-    def _derivatives(self, params: FloatArray, w: FloatArray | None, hessian: bool = True) -> tuple[FloatArray, FloatArray]:
+    def _derivatives(
+        self, params: FloatArray, w: FloatArray | None, hessian: bool = True
+    ) -> tuple[FloatArray, FloatArray]:
         p = expit(self._margin(params))
         r = p - self.y
         if w is not None:
@@ -337,7 +339,11 @@ class StyleProblem:
         # 5 x 5 style block stays at its full-data value (measured: it barely moves)
         curvature = per_pair[:, :, 1].T
         cross = np.stack(
-            [_scatter_pairs(per_pair[:, :, 2 + j].T, self.pa, n) - _scatter_pairs(per_pair[:, :, 2 + j].T, self.pb, n) for j in range(k)],
+            [
+                _scatter_pairs(per_pair[:, :, 2 + j].T, self.pa, n)
+                - _scatter_pairs(per_pair[:, :, 2 + j].T, self.pb, n)
+                for j in range(k)
+            ],
             axis=2,
         )
         steps = np.empty_like(grads)
@@ -419,5 +425,3 @@ def _solve_or_least_squares(matrix: FloatArray, vector: FloatArray) -> FloatArra
         return np.asarray(np.linalg.solve(matrix, vector), dtype=np.float64)
     except np.linalg.LinAlgError:
         return np.asarray(np.linalg.lstsq(matrix, vector, rcond=None)[0], dtype=np.float64)
-
-

@@ -79,7 +79,9 @@ def fit_davidson(
     return _newton(sums, init, ridge, nu_ridge, max_iterations)
 
 
-def probabilities(theta: FloatArray, log_nu: float, a: IntArray, b: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+def probabilities(
+    theta: FloatArray, log_nu: float, a: IntArray, b: IntArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """P(a wins), P(b wins), P(tie) for each (a, b)."""
     half = 0.5 * (theta[a] - theta[b])
     # divide through by the largest term for stability

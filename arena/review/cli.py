@@ -76,8 +76,10 @@ def _stats(args: argparse.Namespace) -> int:
             print(f"{title}: nothing to compare yet")
             continue
         kappa = "undefined" if part["kappa"] is None else f"{part['kappa']:.2f}"
-        print(f"{title}: {overall['rate']:.1%} [{overall['ci_low']:.1%}, {overall['ci_high']:.1%}] "
-              f"on {overall['n']}, Cohen's kappa {kappa}")
+        print(
+            f"{title}: {overall['rate']:.1%} [{overall['ci_low']:.1%}, {overall['ci_high']:.1%}] "
+            f"on {overall['n']}, Cohen's kappa {kappa}"
+        )
         for label, p in part["by_class"].items():
             if p["n"]:
                 print(f"  {CLASS_NAMES[label]:<10} {p['rate']:.1%} [{p['ci_low']:.1%}, {p['ci_high']:.1%}] on {p['n']}")

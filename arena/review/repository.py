@@ -52,8 +52,9 @@ def reviewer_for(session: Session, token: str) -> Reviewer | None:
     """The active reviewer holding `token`, or None."""
     if not token or len(token) > 200:
         return None
-    return session.scalar(select(Reviewer).where(Reviewer.token_hash == token_hash(token),
-                                                 Reviewer.revoked_at.is_(None)))
+    return session.scalar(
+        select(Reviewer).where(Reviewer.token_hash == token_hash(token), Reviewer.revoked_at.is_(None))
+    )
 
 
 @dataclass(frozen=True)
@@ -65,29 +66,41 @@ class ReviewerRow:
 
 def list_reviewers(session: Session) -> list[ReviewerRow]:
     counts = dict(session.execute(select(Review.reviewer_id, func.count()).group_by(Review.reviewer_id)).all())
-    return [ReviewerRow(r.name, r.revoked_at is None, int(counts.get(r.id, 0)))
-            for r in session.scalars(select(Reviewer).order_by(Reviewer.name))]
+    return [
+        ReviewerRow(r.name, r.revoked_at is None, int(counts.get(r.id, 0)))
+        for r in session.scalars(select(Reviewer).order_by(Reviewer.name))
+    ]
 
 
 def _reviewable() -> Select[Battle]:
     # voted battles whose two answers both finished
-    done = select(Response.battle_id).where(Response.status == "done").group_by(Response.battle_id) \
+    done = (
+        select(Response.battle_id)
+        .where(Response.status == "done")
+        .group_by(Response.battle_id)
         .having(func.count() == 2)
+    )
     return select(Battle).join(Vote, Vote.battle_id == Battle.id).where(Battle.id.in_(done))
 
 
 def next_battle(session: Session, reviewer_id: int) -> Battle | None:
     """A voted battle this reviewer has not reviewed, drawn uniformly at random."""
     mine = select(Review.battle_id).where(Review.reviewer_id == reviewer_id)
-    query = _reviewable().where(Battle.id.not_in(mine)).options(selectinload(Battle.responses)) \
-        .order_by(func.random()).limit(1)
+    query = (
+        _reviewable()
+        .where(Battle.id.not_in(mine))
+        .options(selectinload(Battle.responses))
+        .order_by(func.random())
+        .limit(1)
+    )
     return session.scalar(query)
 
 
 def remaining(session: Session, reviewer_id: int) -> int:
     mine = select(Review.battle_id).where(Review.reviewer_id == reviewer_id)
-    return int(session.scalar(select(func.count()).select_from(
-        _reviewable().where(Battle.id.not_in(mine)).subquery())) or 0)
+    return int(
+        session.scalar(select(func.count()).select_from(_reviewable().where(Battle.id.not_in(mine)).subquery())) or 0
+    )
 
 
 def is_reviewable(session: Session, battle_id: str) -> bool:

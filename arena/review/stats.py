@@ -30,6 +30,9 @@ def review_stats(session: Session) -> dict[str, Any]:
         "battles_reviewed": len(by_battle),
         "reviewers": [{"name": r.name, "active": r.active, "reviews": r.reviews} for r in list_reviewers(session)],
         "expert_crowd": crowd.as_dict(),
-        "expert_expert": {"pairs": len(pairs), "battles": sum(len(c) > 1 for c in by_battle.values()),
-                          **experts.as_dict()},
+        "expert_expert": {
+            "pairs": len(pairs),
+            "battles": sum(len(c) > 1 for c in by_battle.values()),
+            **experts.as_dict(),
+        },
     }

@@ -26,8 +26,6 @@ MAX_OUTPUT_SIDE = 4096  # a produced image never exceeds this on its long side
 SUPER_RESOLUTION_METHOD = "Lanczos resampling + unsharp mask (classical, no learned model)"
 
 
-
-
 class ImageOpError(ValueError):
     """Arguments an operation cannot use; the message says how to fix them."""
 
@@ -260,9 +258,7 @@ def _four_fractions(value: Sequence[float], what: str, allow_any_order: bool = F
         raise ImageOpError(f"{what} must be four numbers [x0, y0, x1, y1] between 0 and 1")
     x0, y0, x1, y1 = (float(v) for v in value)
     if not all(0.0 <= v <= 1.0 for v in (x0, y0, x1, y1)):
-        raise ImageOpError(
-            f"{what} {list(value)}: coordinates are fractions of the image between 0 and 1, not pixels"
-        )
+        raise ImageOpError(f"{what} {list(value)}: coordinates are fractions of the image between 0 and 1, not pixels")
     if not allow_any_order and (x1 <= x0 or y1 <= y0):
         raise ImageOpError(f"{what} {list(value)}: need x0 < x1 and y0 < y1")
     return x0, y0, x1, y1

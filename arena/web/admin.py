@@ -16,8 +16,9 @@ from arena.export.writers import FORMATS, MEDIA_TYPES, write_rows
 router = APIRouter()
 
 
-@router.get("/api/admin/votes/export", summary="Export votes in Chatbot Arena's clean_battle format",
-            dependencies=[AdminDep])
+@router.get(
+    "/api/admin/votes/export", summary="Export votes in Chatbot Arena's clean_battle format", dependencies=[AdminDep]
+)
 def export_votes(
     db: DatabaseDep,
     format: str = Query("jsonl", description="jsonl, csv or parquet"),

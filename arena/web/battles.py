@@ -64,8 +64,11 @@ async def create_battle(
     """Start a battle from an uploaded photo and a question."""
     declared = int(request.headers.get("content-length") or 0)
     if declared > settings.max_upload_bytes + 64 * 1024:  # room for the prompt and multipart framing
-        raise ClientError(413, "file_too_large",
-                          f"The upload is larger than the {settings.max_upload_bytes // (1024 * 1024)} MB limit.")
+        raise ClientError(
+            413,
+            "file_too_large",
+            f"The upload is larger than the {settings.max_upload_bytes // (1024 * 1024)} MB limit.",
+        )
     ip_hash = _ip_hash(request, settings)
     config = services.pool_config.integrity
     voter_id = request.cookies.get(VOTER_COOKIE) or secrets.token_hex(16)  # the cookie is set with the answer
@@ -77,10 +80,13 @@ async def create_battle(
         # the same counter in the database (on every replica) instead of each reading a stale count.
         attempts = await db.run(repository.count_upload, ip_hash, utcnow())
         if attempts > settings.battles_per_minute:
-            raise ClientError(429, "rate_limited",
-                              f"This address has sent {attempts - 1} photos in the last minute (the limit is "
-                              f"{settings.battles_per_minute}); please wait a moment before starting another.",
-                              headers={"Retry-After": "60"})
+            raise ClientError(
+                429,
+                "rate_limited",
+                f"This address has sent {attempts - 1} photos in the last minute (the limit is "
+                f"{settings.battles_per_minute}); please wait a moment before starting another.",
+                headers={"Retry-After": "60"},
+            )
     # The body is counted as it arrives: a chunked upload has no Content-Length
     # to refuse up front, and the form parser would spool all of it to disk.
     # The form closes (and deletes) its spooled upload when this block ends.
@@ -107,22 +113,35 @@ async def create_battle(
         image = await asyncio.to_thread(normalise, data, limits)  # IntakeError is answered as it is
     del data
     label = await asyncio.to_thread(  # opt-in only; the photo's GPS is dropped here otherwise
-        labels.label_from_form, share=share, location=location, place=place, exif_gps=image.gps,
+        labels.label_from_form,
+        share=share,
+        location=location,
+        place=place,
+        exif_gps=image.gps,
         precision_km=settings.label_precision_km,
     )
 
     try:
         draw = services.draw_pair(random.SystemRandom())
     except PoolExhausted:
-        raise ClientError(503, "no_contenders",
-                          "Not enough contenders are available right now; please try again in a minute.") from None
+        raise ClientError(
+            503, "no_contenders", "Not enough contenders are available right now; please try again in a minute."
+        ) from None
     pair = draw.pair
     gates = (services.pool[pair[0]].gate, services.pool[pair[1]].gate)
 
     sha = await asyncio.to_thread(services.images.put, image.jpeg, "jpg")
     battle_id = await db.run(  # committed before answering: the client opens the stream right away
-        _store_battle, image, sha, prompt=prompt, contenders=pair, gates=gates,
-        client_hash=_client_hash(request, settings), ip_hash=ip_hash, voter=voter, propensity=draw.propensity,
+        _store_battle,
+        image,
+        sha,
+        prompt=prompt,
+        contenders=pair,
+        gates=gates,
+        client_hash=_client_hash(request, settings),
+        ip_hash=ip_hash,
+        voter=voter,
+        propensity=draw.propensity,
         label=label,
     )
     for contender in pair:
@@ -147,7 +166,11 @@ async def battle_events(battle_id: str, db: DatabaseDep, runs: BattleRunsDep) ->
 
 @router.post("/api/battles/{battle_id}/vote", response_model=Reveal)
 def vote(
-    battle_id: str, body: VoteIn, request: Request, session: SessionDep, services: ServicesDep,
+    battle_id: str,
+    body: VoteIn,
+    request: Request,
+    session: SessionDep,
+    services: ServicesDep,
 ) -> JSONResponse:
     """Cast the battle's one vote; the answer reveals the contenders.
 
@@ -156,7 +179,11 @@ def vote(
     settings = services.settings
     voter_id = request.cookies.get(VOTER_COOKIE)
     reveal = cast_vote(  # VoteRefused (and the 429 of the daily limits) is answered as it is
-        session, battle_id, body.choice, _voter(voter_id, settings) if voter_id else "", services.pool_config,
+        session,
+        battle_id,
+        body.choice,
+        _voter(voter_id, settings) if voter_id else "",
+        services.pool_config,
         address=_ip_hash(request, settings),
     )
     VOTES.labels(choice=body.choice).inc()
@@ -178,24 +205,43 @@ def _valid_prompt(prompt: object, max_chars: int) -> str:
         raise ClientError(422, "missing_prompt", "Ask a question about the photo in the `prompt` field.")
     prompt = prompt.strip()
     if len(prompt) > max_chars:
-        raise ClientError(422, "prompt_too_long",
-                          f"The question is {len(prompt)} characters long; the limit is {max_chars}.")
+        raise ClientError(
+            422, "prompt_too_long", f"The question is {len(prompt)} characters long; the limit is {max_chars}."
+        )
     if not is_storable_text(prompt, allow="\t\n\r"):
-        raise ClientError(422, "invalid_prompt",
-                          "The question contains control characters (such as NUL) or broken Unicode; "
-                          "please type it as plain text.")
+        raise ClientError(
+            422,
+            "invalid_prompt",
+            "The question contains control characters (such as NUL) or broken Unicode; please type it as plain text.",
+        )
     return prompt
 
 
 def _store_battle(
-    session: Session, image: NormalisedImage, sha: str, *, prompt: str, contenders: tuple[str, str],
-    gates: tuple[bool, bool], client_hash: str, ip_hash: str, voter: str, propensity: float | None,
+    session: Session,
+    image: NormalisedImage,
+    sha: str,
+    *,
+    prompt: str,
+    contenders: tuple[str, str],
+    gates: tuple[bool, bool],
+    client_hash: str,
+    ip_hash: str,
+    voter: str,
+    propensity: float | None,
     label: labels.Label | None,
 ) -> str:
     repository.save_image(session, sha, image.width, image.height, len(image.jpeg))
     battle = repository.create_battle(
-        session, prompt=prompt, image_sha256=sha, contenders=contenders, gates=gates,
-        client_hash=client_hash, ip_hash=ip_hash, language=guess_language(prompt), propensity=propensity,
+        session,
+        prompt=prompt,
+        image_sha256=sha,
+        contenders=contenders,
+        gates=gates,
+        client_hash=client_hash,
+        ip_hash=ip_hash,
+        language=guess_language(prompt),
+        propensity=propensity,
         categories=[],  # the language is its own column; the rating job makes it a category
         starter_hash=voter,
     )
@@ -217,8 +263,9 @@ def _limited(request: Request, max_bytes: int) -> Request:
         if message["type"] == "http.request":
             received += len(message.get("body", b""))
             if received > limit:
-                raise ClientError(413, "file_too_large",
-                                  f"The upload is larger than the {max_bytes // (1024 * 1024)} MB limit.")
+                raise ClientError(
+                    413, "file_too_large", f"The upload is larger than the {max_bytes // (1024 * 1024)} MB limit."
+                )
         return message
 
     return Request(request.scope, receive)
@@ -249,6 +296,10 @@ def _ensure_voter_cookie(request: Request, response: JSONResponse, voter_id: str
     if request.cookies.get(VOTER_COOKIE):
         return
     response.set_cookie(
-        VOTER_COOKIE, voter_id or secrets.token_hex(16), max_age=365 * 24 * 3600,
-        httponly=True, samesite="lax", secure=request.url.scheme == "https",
+        VOTER_COOKIE,
+        voter_id or secrets.token_hex(16),
+        max_age=365 * 24 * 3600,
+        httponly=True,
+        samesite="lax",
+        secure=request.url.scheme == "https",
     )

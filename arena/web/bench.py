@@ -41,8 +41,14 @@ def with_ratings(board: dict[str, Any], ratings: dict[str, dict[str, Any]]) -> d
     rows = []
     for row in board["contenders"]:
         rated = ratings.get(row["contender"])
-        rows.append({**row, "rating": None if rated is None else {
-            k: rated.get(k) for k in ("rating", "ci_low", "ci_high", "rank", "votes")}})
+        rows.append(
+            {
+                **row,
+                "rating": None
+                if rated is None
+                else {k: rated.get(k) for k in ("rating", "ci_low", "ci_high", "rank", "votes")},
+            }
+        )
     board = {**board, "contenders": rows}
     board.pop("offline_report", None)
     return board

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-CONTENT_SECURITY_POLICY = "; ".join([
-    "default-src 'self'",
-    "script-src 'self'",  # no 'unsafe-inline', no eval: injected markup cannot run
-    "style-src 'self'",
-    "img-src 'self' data: blob:",  # blob: the photo's preview before upload
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-])
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",  # no 'unsafe-inline', no eval: injected markup cannot run
+        "style-src 'self'",
+        "img-src 'self' data: blob:",  # blob: the photo's preview before upload
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
 SECURITY_HEADERS = [
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
     (b"x-content-type-options", b"nosniff"),
@@ -38,8 +40,10 @@ class SecurityHeaders:
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 present = {name.lower() for name, _ in message.get("headers", [])}
-                message["headers"] = [*message.get("headers", []),
-                                      *(h for h in SECURITY_HEADERS if h[0] not in present)]
+                message["headers"] = [
+                    *message.get("headers", []),
+                    *(h for h in SECURITY_HEADERS if h[0] not in present),
+                ]
             await send(message)
 
         await self.app(scope, receive, with_headers)

@@ -52,9 +52,14 @@ async def readyz(services: ServicesDep) -> JSONResponse:
     check("gatekeeper", None if services.gatekeeper.warmed else "the prompt classifier is not loaded yet")
     if problems:
         return JSONResponse(
-            {"status": "not_ready", "error": "not_ready", "message": "Not ready. " + "; ".join(problems),
-             "checks": checks},
-            status_code=503, headers=NO_STORE,
+            {
+                "status": "not_ready",
+                "error": "not_ready",
+                "message": "Not ready. " + "; ".join(problems),
+                "checks": checks,
+            },
+            status_code=503,
+            headers=NO_STORE,
         )
     return JSONResponse({"status": "ready", "checks": checks}, headers=NO_STORE)
 
@@ -71,8 +76,9 @@ async def _database(database: Database) -> tuple[str, str | None]:
     expected = head_revisions()
     if found != expected:
         at = ", ".join(found) or "no revision"
-        return "migrations", (f"the database is at {at}, this code expects {', '.join(expected)} "
-                              "(run `arena db upgrade`)")
+        return "migrations", (
+            f"the database is at {at}, this code expects {', '.join(expected)} (run `arena db upgrade`)"
+        )
     return "migrations", None
 
 

@@ -19,5 +19,4 @@ async def get_image(sha256: str, images: ImagesDep) -> FileResponse:
         path = images.path(sha256)
     except KeyError:
         raise ClientError(404, "image_not_found", "There is no image with this id.") from None
-    return FileResponse(path, media_type="image/jpeg",
-                        headers={"Cache-Control": "public, max-age=31536000, immutable"})
+    return FileResponse(path, media_type="image/jpeg", headers={"Cache-Control": "public, max-age=31536000, immutable"})

@@ -14,6 +14,7 @@ from arena.ratings.snapshot import EMPTY_MESSAGE, Snapshot, describe, latest_sna
 
 router = APIRouter()
 
+
 @router.get("/api/leaderboard", summary="The latest leaderboard snapshot", response_model=Snapshot)
 def leaderboard_api(session: SessionDep) -> JSONResponse:
     """The latest snapshot as JSON; `{"status": "empty", ...}` before the first one."""
@@ -48,9 +49,18 @@ def leaderboard_page(request: Request, session: SessionDep, templates: Templates
 
 
 def empty_snapshot() -> dict[str, Any]:
-    return Snapshot.empty().model_dump(include={
-        "status", "message", "computed_at", "votes_used", "excluded", "leaderboard", "style", "categories",
-    })
+    return Snapshot.empty().model_dump(
+        include={
+            "status",
+            "message",
+            "computed_at",
+            "votes_used",
+            "excluded",
+            "leaderboard",
+            "style",
+            "categories",
+        }
+    )
 
 
 @dataclass(frozen=True)

@@ -18,14 +18,20 @@ from arena.errors import ClientError
 router = APIRouter(tags=["probes"])
 
 BATTLES_STARTED = Counter(
-    "arena_battles_started", "Battles started, per contender drawn into them", ["contender"],
+    "arena_battles_started",
+    "Battles started, per contender drawn into them",
+    ["contender"],
 )
 SIDES_FINISHED = Counter(
-    "arena_battle_sides_finished", "Contender answers that finished (outcome done) or failed", ["contender", "outcome"],
+    "arena_battle_sides_finished",
+    "Contender answers that finished (outcome done) or failed",
+    ["contender", "outcome"],
 )
 VOTES = Counter("arena_votes", "Votes stored, by choice", ["choice"])
 GATEKEEPER_REFUSALS = Counter(
-    "arena_gatekeeper_refusals", "Prompts the gatekeeper refused as not geographic", ["classifier"],
+    "arena_gatekeeper_refusals",
+    "Prompts the gatekeeper refused as not geographic",
+    ["classifier"],
 )
 
 

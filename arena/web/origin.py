@@ -61,10 +61,17 @@ def _own_origin(scope: Scope, headers: dict[str, str]) -> str:
 
 
 async def _refuse(send: Send, reason: str) -> None:
-    body = json.dumps({
-        "error": "cross_site",
-        "message": f"This request was refused because {reason}. Use the arena's own page to start battles and vote.",
-    }).encode()
-    await send({"type": "http.response.start", "status": 403,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    body = json.dumps(
+        {
+            "error": "cross_site",
+            "message": f"This request was refused because {reason}. Use the arena's own page to start battles and vote.",
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 403,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

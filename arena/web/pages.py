@@ -42,9 +42,7 @@ def arena_page(request: Request, services: ServicesDep) -> HTMLResponse:
 class ArenaPage:
     """Context of `arena.html`."""
 
-    example_prompts: tuple[str, ...] = field(
-        metadata={"help": "Geographic questions a click puts in the prompt box"}
-    )
+    example_prompts: tuple[str, ...] = field(metadata={"help": "Geographic questions a click puts in the prompt box"})
     max_upload_bytes: int = field(metadata={"help": "Largest photo the server accepts, in bytes"})
     max_prompt_chars: int = field(metadata={"help": "Longest prompt the server accepts"})
     accepted_types: tuple[str, ...] = field(

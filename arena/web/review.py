@@ -26,8 +26,12 @@ from arena.review.stats import review_stats
 
 router = APIRouter()
 
-BUTTONS = (("first", "Answer 1 is better"), ("second", "Answer 2 is better"), ("tie", "Tie"),
-           ("both_bad", "Both are bad"))
+BUTTONS = (
+    ("first", "Answer 1 is better"),
+    ("second", "Answer 2 is better"),
+    ("tie", "Tie"),
+    ("both_bad", "Both are bad"),
+)
 
 
 @dataclass(frozen=True)
@@ -52,29 +56,56 @@ def review_page(
     """A battle to re-vote, anonymised and re-shuffled."""
     reviewer = repository.reviewer_for(session, token)
     if reviewer is None:
-        return _render(templates, request, ReviewPage(token="", message=(
-            "This review link is not valid: it may have been revoked. Ask the arena's operator for a new one.")),
-            status=403)
+        return _render(
+            templates,
+            request,
+            ReviewPage(
+                token="",
+                message=(
+                    "This review link is not valid: it may have been revoked. Ask the arena's operator for a new one."
+                ),
+            ),
+            status=403,
+        )
     battle = repository.next_battle(session, reviewer.id)
     if battle is None:
-        return _render(templates, request, ReviewPage(token=token, reviewer=reviewer.name, message=(
-            "Nothing left to review: you have re-voted every voted battle. Thank you!")))
+        return _render(
+            templates,
+            request,
+            ReviewPage(
+                token=token,
+                reviewer=reviewer.name,
+                message=("Nothing left to review: you have re-voted every voted battle. Thank you!"),
+            ),
+        )
     texts = {r.side: r.text for r in battle.responses}
     swapped = random.SystemRandom().random() < 0.5
     first, second = (texts["b"], texts["a"]) if swapped else (texts["a"], texts["b"])
     secret = settings.secret_key
-    return _render(templates, request, ReviewPage(
-        token=token, reviewer=reviewer.name, prompt=battle.prompt, image_url=f"/images/{battle.image_sha256}",
-        answers=(render_markdown(first), render_markdown(second)),
-        ticket=sign_ticket(secret, battle.id, swapped, reviewer.id),
-        remaining=repository.remaining(session, reviewer.id),
-    ))
+    return _render(
+        templates,
+        request,
+        ReviewPage(
+            token=token,
+            reviewer=reviewer.name,
+            prompt=battle.prompt,
+            image_url=f"/images/{battle.image_sha256}",
+            answers=(render_markdown(first), render_markdown(second)),
+            ticket=sign_ticket(secret, battle.id, swapped, reviewer.id),
+            remaining=repository.remaining(session, reviewer.id),
+        ),
+    )
 
 
 @router.post("/review", include_in_schema=False)
 def submit_review(
-    request: Request, session: SessionDep, settings: SettingsDep, templates: TemplatesDep,
-    token: str = Form(""), ticket: str = Form(""), choice: str = Form(""),
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    templates: TemplatesDep,
+    token: str = Form(""),
+    ticket: str = Form(""),
+    choice: str = Form(""),
 ) -> Response:
     """Store one re-vote, then show the next battle."""
     reviewer = repository.reviewer_for(session, token)
@@ -82,10 +113,11 @@ def submit_review(
         return _error(templates, request, 403, "This review link is not valid: it may have been revoked.")
     opened = open_ticket(settings.secret_key, ticket, reviewer.id)
     if opened is None:
-        return _error(templates, request, 422, "This re-vote did not come from a page we served you; reload the review page.")
+        return _error(
+            templates, request, 422, "This re-vote did not come from a page we served you; reload the review page."
+        )
     battle_id, swapped = opened
-    sides = {"first": "b" if swapped else "a", "second": "a" if swapped else "b", "tie": "tie",
-             "both_bad": "both_bad"}
+    sides = {"first": "b" if swapped else "a", "second": "a" if swapped else "b", "tie": "tie", "both_bad": "both_bad"}
     if choice not in sides:
         return _error(templates, request, 422, "Choose one of the four buttons.")
     if not repository.is_reviewable(session, battle_id):
@@ -97,8 +129,7 @@ def submit_review(
     return RedirectResponse(f"/review?token={quote(token)}", status_code=303)
 
 
-@router.get("/api/admin/reviews/stats", summary="Expert-crowd and expert-expert agreement",
-            dependencies=[AdminDep])
+@router.get("/api/admin/reviews/stats", summary="Expert-crowd and expert-expert agreement", dependencies=[AdminDep])
 def review_stats_api(session: SessionDep) -> JSONResponse:
     """Needs `Authorization: Bearer $ARENA_ADMIN_TOKEN`."""
     return JSONResponse(review_stats(session))
@@ -134,5 +165,3 @@ def _render(templates: Jinja2Templates, request: Request, page: ReviewPage, stat
 
 def _error(templates: Jinja2Templates, request: Request, status: int, message: str, token: str = "") -> HTMLResponse:
     return _render(templates, request, ReviewPage(token=token, message=message), status=status)
-
-

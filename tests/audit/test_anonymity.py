@@ -98,5 +98,7 @@ class TestInTheArena:
         assert "anonymity" not in public
         assert "anonymity" not in (await client.get("/leaderboard")).text.split('id="lb-data">')[1]
         assert (await client.get("/api/admin/anonymity")).status_code == 401
-        admin = await client.get("/api/admin/anonymity", headers={"Authorization": "Bearer test-admin-token-0123456789"})
+        admin = await client.get(
+            "/api/admin/anonymity", headers={"Authorization": "Bearer test-admin-token-0123456789"}
+        )
         assert admin.status_code == 200 and admin.json()["anonymity"]["answers"]["worst"]["accuracy"] == 1.0

@@ -21,8 +21,14 @@ from tests.servers import serve_in_thread
 
 def arena_settings(tmp_path, database_url, base_url, models, **overrides) -> Settings:
     pool = write_pool(tmp_path / "arena.toml", base_url, models)
-    return Settings(env="test", data_dir=tmp_path / "data", database_url=database_url, config=pool,
-                    secret_key="test-secret-key", **overrides)
+    return Settings(
+        env="test",
+        data_dir=tmp_path / "data",
+        database_url=database_url,
+        config=pool,
+        secret_key="test-secret-key",
+        **overrides,
+    )
 
 
 @pytest.fixture
@@ -48,10 +54,12 @@ class TestFailedSide:
 
 
 class TestAbandonedBattle:
-    async def test_disconnect_cancels_upstream_and_marks_abandoned(self, tmp_path, database_url, openai_server,
-                                                                   photo_bytes):
-        settings = arena_settings(tmp_path, database_url, openai_server[0],
-                                  {"slow-one": "slow-one", "slow-two": "slow-two"})
+    async def test_disconnect_cancels_upstream_and_marks_abandoned(
+        self, tmp_path, database_url, openai_server, photo_bytes
+    ):
+        settings = arena_settings(
+            tmp_path, database_url, openai_server[0], {"slow-one": "slow-one", "slow-two": "slow-two"}
+        )
         cut_off_before = openai_server[1].cut_off
         # A real server: the disconnect must travel over a real socket.
         with serve_in_thread(create_app(settings)) as url:
@@ -93,7 +101,9 @@ class TestAbandonedBattle:
 class TestCancelledRun:
     @pytest.fixture
     def settings(self, tmp_path, database_url, openai_server):
-        return arena_settings(tmp_path, database_url, openai_server[0], {"slow-one": "slow-one", "slow-two": "slow-two"})
+        return arena_settings(
+            tmp_path, database_url, openai_server[0], {"slow-one": "slow-one", "slow-two": "slow-two"}
+        )
 
     async def test_a_watcher_still_connected_gets_end_when_the_run_stops(self, client, app, photo_bytes):
         """`end` is always the last event: a run stopped under a watcher (shutdown,
@@ -161,8 +171,9 @@ class TestMissingImage:
 
 class TestReconnect:
     async def test_a_quick_reconnect_keeps_the_battle_alive(self, tmp_path, database_url, openai_server, photo_bytes):
-        settings = arena_settings(tmp_path, database_url, openai_server[0],
-                                  {"paced-one": "paced-one", "paced-two": "paced-two"})
+        settings = arena_settings(
+            tmp_path, database_url, openai_server[0], {"paced-one": "paced-one", "paced-two": "paced-two"}
+        )
         with serve_in_thread(create_app(settings)) as url:
             async with httpx.AsyncClient(base_url=url, timeout=20) as client:
                 created = await start_battle(client, photo_bytes)

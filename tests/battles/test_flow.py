@@ -73,7 +73,8 @@ class TestCreateBattle:
 
     async def test_rejects_pdf_and_stores_nothing(self, client, app):
         response = await client.post(
-            "/api/battles", files={"image": ("photo.jpg", b"%PDF-1.7\n" + b"0" * 100, "image/jpeg")},
+            "/api/battles",
+            files={"image": ("photo.jpg", b"%PDF-1.7\n" + b"0" * 100, "image/jpeg")},
             data={"prompt": "Where is this?"},
         )
         assert response.status_code == 415
@@ -201,7 +202,8 @@ class TestVote:
 class TestGatekeeper:
     async def test_non_geographic_prompt_is_refused_and_only_counted(self, client, app, photo_bytes):
         response = await client.post(
-            "/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")},
+            "/api/battles",
+            files={"image": ("p.jpg", photo_bytes, "image/jpeg")},
             data={"prompt": "What breed is this dog?"},
         )
         assert response.status_code == 422
@@ -248,7 +250,9 @@ class TestReplicas:
                 assert [n for n, _ in replay][-2:] == ["ready", "end"]
                 # the same browser (its voter cookie) votes through the other replica
                 cookie = {"Cookie": f"arena_voter={one.cookies.get('arena_voter')}"}
-                vote = await two.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "tie"}, headers=cookie)
+                vote = await two.post(
+                    f"/api/battles/{created['battle_id']}/vote", json={"choice": "tie"}, headers=cookie
+                )
                 assert vote.status_code == 200
                 again = await one.post(f"/api/battles/{created['battle_id']}/vote", json={"choice": "a"})
                 assert again.status_code == 409
@@ -281,9 +285,11 @@ class TestChunkedUpload:
     async def test_upload_without_content_length_is_cut_off_at_the_limit(self, client, app):
         limit = app.state.settings.max_upload_bytes
         boundary = "arena-test-boundary"
-        head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"prompt\"\r\n\r\nWhere?\r\n"
-                f"--{boundary}\r\nContent-Disposition: form-data; name=\"image\"; filename=\"big.jpg\"\r\n"
-                "Content-Type: image/jpeg\r\n\r\n").encode()
+        head = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nWhere?\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="image"; filename="big.jpg"\r\n'
+            "Content-Type: image/jpeg\r\n\r\n"
+        ).encode()
         sent = 0
 
         async def body():  # no length known up front: httpx sends it chunked
@@ -293,8 +299,9 @@ class TestChunkedUpload:
                 yield chunk
             yield f"\r\n--{boundary}--\r\n".encode()
 
-        response = await client.post("/api/battles", content=body(),
-                                     headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+        response = await client.post(
+            "/api/battles", content=body(), headers={"Content-Type": f"multipart/form-data; boundary={boundary}"}
+        )
         assert response.status_code == 413
         assert response.json()["error"] == "file_too_large"
         assert sent < 2 * limit  # the server stopped reading instead of spooling all 20x the limit
@@ -380,9 +387,11 @@ class TestSlowUpload:
         not keep a pooled connection idle in a transaction: a few dozen of them
         would starve every other request of the database."""
         boundary = "arena-test-boundary"
-        head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"prompt\"\r\n\r\nWhere was this taken?\r\n"
-                f"--{boundary}\r\nContent-Disposition: form-data; name=\"image\"; filename=\"p.jpg\"\r\n"
-                "Content-Type: image/jpeg\r\n\r\n").encode()
+        head = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nWhere was this taken?\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="image"; filename="p.jpg"\r\n'
+            "Content-Type: image/jpeg\r\n\r\n"
+        ).encode()
         halfway, resume = asyncio.Event(), asyncio.Event()
 
         async def body():
@@ -391,8 +400,11 @@ class TestSlowUpload:
             await resume.wait()
             yield photo_bytes[1000:] + f"\r\n--{boundary}--\r\n".encode()
 
-        request = asyncio.create_task(client.post(
-            "/api/battles", content=body(), headers={"Content-Type": f"multipart/form-data; boundary={boundary}"}))
+        request = asyncio.create_task(
+            client.post(
+                "/api/battles", content=body(), headers={"Content-Type": f"multipart/form-data; boundary={boundary}"}
+            )
+        )
         await asyncio.wait_for(halfway.wait(), 10)
         await asyncio.sleep(0.1)
         held = app.state.services.database.engine.pool.checkedout()

@@ -35,8 +35,10 @@ def post(client, photo: bytes, prompt: str):  # type: ignore[no-untyped-def]
 
 def stored_nothing(app) -> bool:  # type: ignore[no-untyped-def]
     with app.state.services.database.sessions() as session:
-        rows = session.scalar(select(func.count()).select_from(Battle)), session.scalar(
-            select(func.count()).select_from(Image))
+        rows = (
+            session.scalar(select(func.count()).select_from(Battle)),
+            session.scalar(select(func.count()).select_from(Image)),
+        )
     return rows == (0, 0) and not list(app.state.settings.image_dir.rglob("*.jpg"))
 
 
@@ -49,8 +51,9 @@ class TestCheapChecksFirst:
 
     async def test_nul_in_the_prompt_is_refused_and_nothing_is_written(self, client, app, photo_bytes):
         for prompt in ("Where was this\x00 taken?", "Where was this \x1b[2J taken?"):
-            response = await client.post("/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")},
-                                         data={"prompt": prompt})
+            response = await client.post(
+                "/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")}, data={"prompt": prompt}
+            )
             assert response.status_code == 422, response.text
             assert response.json()["error"] == "invalid_prompt"
             assert "control characters" in response.json()["message"]
@@ -59,8 +62,11 @@ class TestCheapChecksFirst:
     async def test_broken_utf8_in_the_prompt_is_refused(self, client, app, photo_bytes):
         # a lone surrogate cannot be sent as UTF-8; its CESU-8 bytes reach the form parser, which
         # falls back to Latin-1 and makes C1 control characters of them
-        response = await client.post("/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")},
-                                     data={"prompt": b"Where was this taken? \xed\xa0\x80"})
+        response = await client.post(
+            "/api/battles",
+            files={"image": ("p.jpg", photo_bytes, "image/jpeg")},
+            data={"prompt": b"Where was this taken? \xed\xa0\x80"},
+        )
         assert response.status_code == 422 and response.json()["error"] == "invalid_prompt"
         assert stored_nothing(app)
 
@@ -77,10 +83,16 @@ class TestRateLimitCountsEverything:
         assert stored_nothing(app)
 
     async def test_thirty_parallel_uploads_honour_the_limit(self, client, app, photo_bytes):
-        responses = await asyncio.gather(*(
-            client.post("/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")},
-                        data={"prompt": "Where was this taken?"}) for _ in range(30)
-        ))
+        responses = await asyncio.gather(
+            *(
+                client.post(
+                    "/api/battles",
+                    files={"image": ("p.jpg", photo_bytes, "image/jpeg")},
+                    data={"prompt": "Where was this taken?"},
+                )
+                for _ in range(30)
+            )
+        )
         statuses = sorted(r.status_code for r in responses)
         assert statuses == [201] * 10 + [429] * 20
         with app.state.services.database.sessions() as session:
@@ -113,8 +125,9 @@ class TestRateLimitCountsEverything:
     async def test_old_minutes_are_forgotten(self, app):
         with app.state.services.database.sessions.begin() as session:
             for minute in range(3):
-                session.add(UploadCount(ip_hash="someone", minute=int(utcnow().timestamp() // 60) - 5 - minute,
-                                        count=50))
+                session.add(
+                    UploadCount(ip_hash="someone", minute=int(utcnow().timestamp() // 60) - 5 - minute, count=50)
+                )
         with app.state.services.database.sessions.begin() as session:
             assert repository.count_upload(session, "someone", utcnow()) == 1
             assert session.scalar(select(func.count()).select_from(UploadCount)) == 1
@@ -149,11 +162,13 @@ class TestDecodeBound:
 
 
 class TestCooldownOnlyWhenDown:
-    @pytest.mark.parametrize(("model", "cools"), [("error-400", False), ("error-422", False),
-                                                  ("error-500", True), ("error-429", True)])
+    @pytest.mark.parametrize(
+        ("model", "cools"), [("error-400", False), ("error-422", False), ("error-500", True), ("error-429", True)]
+    )
     async def test_three_failures(self, tmp_path, database_url, openai_server, photo_bytes, model, cools):
-        settings = arena_settings(tmp_path, database_url, openai_server[0],
-                                  {"good": "echo-good", "picky": model}, battles_per_minute=0)
+        settings = arena_settings(
+            tmp_path, database_url, openai_server[0], {"good": "echo-good", "picky": model}, battles_per_minute=0
+        )
         app = create_app(settings)
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
@@ -164,16 +179,24 @@ class TestCooldownOnlyWhenDown:
                     assert events[-1] == ("end", {"status": "failed"})
                 status = app.state.services.policy.status("picky")
                 assert status.startswith("cooling down") == cools, status
-                after = await client.post("/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")},
-                                          data={"prompt": "Where was this taken?"})
+                after = await client.post(
+                    "/api/battles",
+                    files={"image": ("p.jpg", photo_bytes, "image/jpeg")},
+                    data={"prompt": "Where was this taken?"},
+                )
                 assert after.status_code == (503 if cools else 201)
 
 
 class TestAnswers:
     @pytest.fixture
     def settings(self, tmp_path, database_url, openai_server):
-        return arena_settings(tmp_path, database_url, openai_server[0],
-                              {"long": "long-150000", "odd": "surrogate"}, max_answer_chars=100_000)
+        return arena_settings(
+            tmp_path,
+            database_url,
+            openai_server[0],
+            {"long": "long-150000", "odd": "surrogate"},
+            max_answer_chars=100_000,
+        )
 
     async def test_long_answer_is_capped_and_deltas_carry_text_only(self, client, app, photo_bytes):
         created = await start_battle(client, photo_bytes)

@@ -36,8 +36,9 @@ def _toml(value: object) -> str:
 
 
 async def ready_battle(client: httpx.AsyncClient, photo: bytes, base: str = "") -> str:
-    created = await client.post(f"{base}/api/battles", files={"image": ("p.jpg", photo, "image/jpeg")},
-                                data={"prompt": "Where was this taken?"})
+    created = await client.post(
+        f"{base}/api/battles", files={"image": ("p.jpg", photo, "image/jpeg")}, data={"prompt": "Where was this taken?"}
+    )
     assert created.status_code == 201, created.text
     body = created.json()
     events = await client.get(f"{base}{body['events_url']}")
@@ -102,8 +103,9 @@ class TestChallenge:
         return with_integrity(settings, tmp_path, openai_server, challenge="always", challenge_bits=8)
 
     async def test_a_script_that_skips_it_is_refused(self, client, photo_bytes):
-        refused = await client.post("/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")},
-                                    data={"prompt": "Where?"})
+        refused = await client.post(
+            "/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")}, data={"prompt": "Where?"}
+        )
         assert refused.status_code == 428 and refused.json()["error"] == "challenge_required"
 
     async def test_solved_once_starts_one_battle(self, client, app, photo_bytes):
@@ -123,8 +125,11 @@ class TestChallenge:
 
     @staticmethod
     async def _post(client, photo, token, solution):  # type: ignore[no-untyped-def]
-        return await client.post("/api/battles", files={"image": ("p.jpg", photo, "image/jpeg")},
-                                 data={"prompt": "Where was this taken?", "challenge": token, "solution": solution})
+        return await client.post(
+            "/api/battles",
+            files={"image": ("p.jpg", photo, "image/jpeg")},
+            data={"prompt": "Where was this taken?", "challenge": token, "solution": solution},
+        )
 
 
 class TestChallengeOnRisk:
@@ -138,8 +143,9 @@ class TestChallengeOnRisk:
             await start_battle(client, photo_bytes)
         puzzle = (await client.get("/api/challenge")).json()
         assert puzzle["required"] and puzzle["bits"] == 6 + integrity.RISK_BITS_MANY_BATTLES
-        refused = await client.post("/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")},
-                                    data={"prompt": "Where?"})
+        refused = await client.post(
+            "/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")}, data={"prompt": "Where?"}
+        )
         assert refused.status_code == 428
 
 
@@ -150,11 +156,16 @@ class TestCrossSite:
             refused = await client.post("/api/battles", files=files, data={"prompt": "Where?"}, headers=headers)
             assert refused.status_code == 403 and refused.json()["error"] == "cross_site", headers
             assert "refused because" in refused.json()["message"]
-        vote = await client.post("/api/battles/" + "f" * 32 + "/vote", json={"choice": "a"},
-                                 headers={"Origin": "https://evil.example"})
+        vote = await client.post(
+            "/api/battles/" + "f" * 32 + "/vote", json={"choice": "a"}, headers={"Origin": "https://evil.example"}
+        )
         assert vote.status_code == 403
-        same = await client.post("/api/battles", files=files, data={"prompt": "Where was this taken?"},
-                                 headers={"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"})
+        same = await client.post(
+            "/api/battles",
+            files=files,
+            data={"prompt": "Where was this taken?"},
+            headers={"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"},
+        )
         assert same.status_code == 201
         assert (await client.get("/api/leaderboard", headers={"Origin": "https://evil.example"})).status_code == 200
 
@@ -172,21 +183,26 @@ class TestLimitsAcrossReplicas:
     async def test_daily_limits_hold_across_two_app_processes(self, postgres_url, tmp_path, openai_server, photo_bytes):
         base_url, _ = openai_server
         pool = write_pool(tmp_path / "arena.toml", base_url, {"model-one": "echo-one", "model-two": "echo-two"})
-        pool.write_text(pool.read_text() + "\n[integrity]\nvotes_per_day = 3\nvotes_per_address_per_day = 5\n"
-                        "challenge = \"off\"\n")
+        pool.write_text(
+            pool.read_text() + '\n[integrity]\nvotes_per_day = 3\nvotes_per_address_per_day = 5\nchallenge = "off"\n'
+        )
         engine = make_engine(postgres_url)
         with engine.begin() as conn:
-            conn.execute(text(f"TRUNCATE {', '.join(t.name for t in Base.metadata.sorted_tables)} RESTART IDENTITY CASCADE"))
+            conn.execute(
+                text(f"TRUNCATE {', '.join(t.name for t in Base.metadata.sorted_tables)} RESTART IDENTITY CASCADE")
+            )
         engine.dispose()
         with serve_arena(tmp_path, pool, postgres_url) as one, serve_arena(tmp_path, pool, postgres_url) as two:
             servers = [one.url, two.url]
             async with httpx.AsyncClient(timeout=30, trust_env=False) as browser:
                 battles = [await ready_battle(browser, photo_bytes, servers[i % 2]) for i in range(6)]
                 # six votes at once, alternating replicas: exactly three get through
-                answers = await asyncio.gather(*[
-                    browser.post(f"{servers[i % 2]}/api/battles/{b}/vote", json={"choice": "a"})
-                    for i, b in enumerate(battles)
-                ])
+                answers = await asyncio.gather(
+                    *[
+                        browser.post(f"{servers[i % 2]}/api/battles/{b}/vote", json={"choice": "a"})
+                        for i, b in enumerate(battles)
+                    ]
+                )
                 codes = sorted(r.status_code for r in answers)
                 assert codes == [200, 200, 200, 429, 429, 429], [r.text for r in answers]
                 refused = next(r for r in answers if r.status_code == 429)
@@ -195,8 +211,10 @@ class TestLimitsAcrossReplicas:
             # another browser at the same address: the address allows two more votes today
             async with httpx.AsyncClient(timeout=30, trust_env=False) as second:
                 more = [await ready_battle(second, photo_bytes, servers[i % 2]) for i in range(3)]
-                codes = [(await second.post(f"{servers[i % 2]}/api/battles/{b}/vote", json={"choice": "b"})).status_code
-                         for i, b in enumerate(more)]
+                codes = [
+                    (await second.post(f"{servers[i % 2]}/api/battles/{b}/vote", json={"choice": "b"})).status_code
+                    for i, b in enumerate(more)
+                ]
                 assert codes == [200, 200, 429]
         engine = make_engine(postgres_url)
         with engine.connect() as conn:

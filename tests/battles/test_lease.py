@@ -21,15 +21,19 @@ def age(database_url: str, battle_id: str, seconds: float, status: str = "runnin
     """Make a battle look as if its replica died `seconds` ago while running it."""
     engine = make_engine(database_url)
     with make_sessionmaker(engine).begin() as session:
-        session.execute(update(Battle).where(Battle.id == battle_id)
-                        .values(status=status, updated_at=utcnow() - timedelta(seconds=seconds)))
+        session.execute(
+            update(Battle)
+            .where(Battle.id == battle_id)
+            .values(status=status, updated_at=utcnow() - timedelta(seconds=seconds))
+        )
         session.execute(update(Response).where(Response.battle_id == battle_id).values(status="streaming"))
     engine.dispose()
 
 
 class TestStaleBattles:
-    async def test_start_up_abandons_what_a_killed_replica_left_running(self, settings, client, app,
-                                                                        photo_bytes, database_url):
+    async def test_start_up_abandons_what_a_killed_replica_left_running(
+        self, settings, client, app, photo_bytes, database_url
+    ):
         old = (await start_battle(client, photo_bytes))["battle_id"]
         fresh = (await start_battle(client, photo_bytes))["battle_id"]
         age(database_url, old, 120)
@@ -59,8 +63,9 @@ class TestStaleBattles:
 class TestLeaseRenewal:
     @pytest.fixture
     def settings(self, tmp_path, database_url, openai_server):
-        return arena_settings(tmp_path, database_url, openai_server[0],
-                              {"slow-one": "slow-one", "slow-two": "slow-two"}, battle_lease=0.6)
+        return arena_settings(
+            tmp_path, database_url, openai_server[0], {"slow-one": "slow-one", "slow-two": "slow-two"}, battle_lease=0.6
+        )
 
     async def test_a_long_battle_keeps_its_lease(self, client, app, photo_bytes):
         created = await start_battle(client, photo_bytes)

@@ -36,7 +36,8 @@ def gps_photo() -> bytes:
 
 async def _battle(client, photo: bytes, **fields: str) -> str:  # type: ignore[no-untyped-def]
     response = await client.post(
-        "/api/battles", files={"image": ("p.jpg", photo, "image/jpeg")},
+        "/api/battles",
+        files={"image": ("p.jpg", photo, "image/jpeg")},
         data={"prompt": "Where was this photo taken?", **fields},
     )
     assert response.status_code == 201, response.text
@@ -92,7 +93,8 @@ class TestConsent:
     async def test_unreadable_location_is_a_clear_422_and_nothing_is_stored(self, client, app, fields, code):
         plain = (SAMPLE_DIR / "images" / "level1-5.jpg").read_bytes()
         response = await client.post(
-            "/api/battles", files={"image": ("p.jpg", plain, "image/jpeg")},
+            "/api/battles",
+            files={"image": ("p.jpg", plain, "image/jpeg")},
             data={"prompt": "Where was this photo taken?", "share_location": "true", **fields},
         )
         assert response.status_code == 422
@@ -126,7 +128,9 @@ class TestNeverLeaves:
 
         # the answers' commitments were stored when each side finished (the echo model names Paris)
         with app.state.services.database.sessions() as session:
-            commitments = [r.commitment for r in session.scalars(select(Response).where(Response.battle_id == battle_id))]
+            commitments = [
+                r.commitment for r in session.scalars(select(Response).where(Response.battle_id == battle_id))
+            ]
         assert [c["level"] for c in commitments] == ["coordinates", "coordinates"]
         assert {c["country"] for c in commitments} == {"FR"}
 

@@ -37,13 +37,31 @@ def write_dataset(folder: Path, rows: list[dict[str, object]], name: str = "mini
 
 PARIS_ROWS: list[dict[str, object]] = [
     # the loopback "echo" contenders answer "Best guess: **Paris, France**"
-    {"question_id": 1, "prompt": "Where was this photo taken?", "image": "images/level1-1.jpg",
-     "gold_image_answer": "Paris", "image_solution": "1. Read the street signs.\n2. Match the architecture.",
-     "source": "test"},
-    {"question_id": 2, "prompt": "Which country is this?", "image": "images/level1-2.jpg",
-     "gold_image_answer": "Japan", "image_solution": "1. Spot the kanji.\n2. Left-hand traffic.", "source": "test"},
-    {"question_id": 3, "prompt": "Which city is this? A famous tower stands there; how tall is it in metres?",
-     "image": ["images/level1-120-0.jpg", "images/level1-120-1.jpg"], "gold_image_answer": "Paris",
-     "gold_text_answer": "330", "image_solution": "1. Find the evidence.",
-     "text_solution": "1. The tower is 330 metres tall.", "source": "test", "image_source": "test"},
+    {
+        "question_id": 1,
+        "prompt": "Where was this photo taken?",
+        "image": "images/level1-1.jpg",
+        "gold_image_answer": "Paris",
+        "image_solution": "1. Read the street signs.\n2. Match the architecture.",
+        "source": "test",
+    },
+    {
+        "question_id": 2,
+        "prompt": "Which country is this?",
+        "image": "images/level1-2.jpg",
+        "gold_image_answer": "Japan",
+        "image_solution": "1. Spot the kanji.\n2. Left-hand traffic.",
+        "source": "test",
+    },
+    {
+        "question_id": 3,
+        "prompt": "Which city is this? A famous tower stands there; how tall is it in metres?",
+        "image": ["images/level1-120-0.jpg", "images/level1-120-1.jpg"],
+        "gold_image_answer": "Paris",
+        "gold_text_answer": "330",
+        "image_solution": "1. Find the evidence.",
+        "text_solution": "1. The tower is 330 metres tall.",
+        "source": "test",
+        "image_source": "test",
+    },
 ]

@@ -12,8 +12,9 @@ from tests.bench.test_bench_command import write_pool
 
 
 class TestBenchApi:
-    async def test_empty_then_boards_with_ratings(self, client, settings, monkeypatch, tmp_path, openai_server,
-                                                  judge_server):
+    async def test_empty_then_boards_with_ratings(
+        self, client, settings, monkeypatch, tmp_path, openai_server, judge_server
+    ):
         empty = (await client.get("/api/bench")).json()
         assert empty["status"] == "empty" and "arena bench" in empty["message"]
 
@@ -23,10 +24,25 @@ class TestBenchApi:
         dataset = write_dataset(tmp_path / "ds", PARIS_ROWS)
         assert await asyncio.to_thread(main, ["bench", "--dataset", str(dataset), "--contenders", "echo-a,echo-b"]) == 0
         engine = make_engine(settings.database_url)
-        store_snapshot(make_sessionmaker(engine), {
-            "computed_at": "2026-12-01T10:00:00+00:00", "votes_used": 40, "excluded": {},
-            "leaderboard": [{"contender": "echo-a", "rating": 1012.5, "ci_low": 990.0, "ci_high": 1030.0,
-                             "rank": 1, "votes": 40, "win_rate": 0.55}]})
+        store_snapshot(
+            make_sessionmaker(engine),
+            {
+                "computed_at": "2026-12-01T10:00:00+00:00",
+                "votes_used": 40,
+                "excluded": {},
+                "leaderboard": [
+                    {
+                        "contender": "echo-a",
+                        "rating": 1012.5,
+                        "ci_low": 990.0,
+                        "ci_high": 1030.0,
+                        "rank": 1,
+                        "votes": 40,
+                        "win_rate": 0.55,
+                    }
+                ],
+            },
+        )
         engine.dispose()
 
         body = (await client.get("/api/bench")).json()

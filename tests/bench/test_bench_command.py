@@ -20,13 +20,33 @@ from tests.conftest import SAMPLE_DIR
 def write_pool(path, contenders_url: str, judge_url: str | None, judge_model: str = "grader-fair"):
     lines = []
     for name, model in (("echo-a", "echo-one"), ("echo-b", "echo-two"), ("down", "error-500")):
-        lines += ["[[contenders]]", f'name = "{name}"', 'provider = "openai"', f'base_url = "{contenders_url}"',
-                  f'model = "{model}"', "timeout = 10", ""]
-    lines += ["[[contenders]]", 'name = "ocr-geolocator+gate"', 'provider = "baseline"',
-              'model = "ocr-geolocator"', "gate = true", ""]
+        lines += [
+            "[[contenders]]",
+            f'name = "{name}"',
+            'provider = "openai"',
+            f'base_url = "{contenders_url}"',
+            f'model = "{model}"',
+            "timeout = 10",
+            "",
+        ]
+    lines += [
+        "[[contenders]]",
+        'name = "ocr-geolocator+gate"',
+        'provider = "baseline"',
+        'model = "ocr-geolocator"',
+        "gate = true",
+        "",
+    ]
     if judge_url:
-        lines += ["[judge]", 'name = "fair-judge"', 'provider = "openai"', f'base_url = "{judge_url}"',
-                  f'model = "{judge_model}"', "timeout = 10", ""]
+        lines += [
+            "[judge]",
+            'name = "fair-judge"',
+            'provider = "openai"',
+            f'base_url = "{judge_url}"',
+            f'model = "{judge_model}"',
+            "timeout = 10",
+            "",
+        ]
     path.write_text("\n".join(lines))
     return path
 
@@ -100,8 +120,9 @@ class TestBench:
         assert "unknown contender(s) gpt-9" in capsys.readouterr().err
         assert main(["bench", "--dataset", str(dataset), "--contenders", "echo-a", "--judge", "nobody"]) == 1
         assert "no judge named 'nobody'" in capsys.readouterr().err
-        assert main(["bench", "--dataset", str(dataset), "--contenders", "echo-a",
-                     "--judge", "ocr-geolocator+gate"]) == 1
+        assert (
+            main(["bench", "--dataset", str(dataset), "--contenders", "echo-a", "--judge", "ocr-geolocator+gate"]) == 1
+        )
         assert "offline baseline, not a model" in capsys.readouterr().err
 
 
@@ -113,8 +134,22 @@ def test_gate_baseline_tool_shares_on_a_real_photo(arena_env, tmp_path, capsys):
     dataset = write_dataset(tmp_path / "ds", rows)
     out = tmp_path / "r.json"
     # a generous timeout: the shared test machine may be busy, and this is about tool shares, not speed
-    assert main(["bench", "--dataset", str(dataset), "--contenders", "ocr-geolocator+gate", "--timeout", "900",
-                 "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "--dataset",
+                str(dataset),
+                "--contenders",
+                "ocr-geolocator+gate",
+                "--timeout",
+                "900",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     row = json.loads(out.read_text())["contenders"][0]
     assert row["gate"] and row["tool_calls"] > 5
     share = row["tool_share"]["1"]

@@ -93,14 +93,17 @@ class TestBadFiles:
 
 
 class TestSplitSteps:
-    @pytest.mark.parametrize(("text", "steps"), [
-        ("1. a\n2. b", ["a", "b"]),
-        ("1. The place. Qingdao", ["The place. Qingdao"]),
-        ("Intro.\n1. x\n2) y; 3. z", ["Intro.", "x", "y", "z"]),
-        ("In 2019. 1. x", ["In 2019. 1. x"]),  # a lone "1." mid-text is not a list
-        ("first line\nsecond line", ["first line", "second line"]),
-        ("Built in 1947. 2. Then", ["Built in 1947. 2. Then"]),  # numbers must start at 1
-        ("", []),
-    ])
+    @pytest.mark.parametrize(
+        ("text", "steps"),
+        [
+            ("1. a\n2. b", ["a", "b"]),
+            ("1. The place. Qingdao", ["The place. Qingdao"]),
+            ("Intro.\n1. x\n2) y; 3. z", ["Intro.", "x", "y", "z"]),
+            ("In 2019. 1. x", ["In 2019. 1. x"]),  # a lone "1." mid-text is not a list
+            ("first line\nsecond line", ["first line", "second line"]),
+            ("Built in 1947. 2. Then", ["Built in 1947. 2. Then"]),  # numbers must start at 1
+            ("", []),
+        ],
+    )
     def test_steps(self, text, steps):
         assert split_steps(text) == steps

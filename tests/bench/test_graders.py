@@ -24,52 +24,65 @@ def gazetteer():
 
 
 class TestFinalAnswer:
-    @pytest.mark.parametrize(("answer", "final"), [
-        ("Explanation: signs.\nExact Answer: Kyoto, Japan\nConfidence: 70%", "Kyoto, Japan"),
-        ("blah\n**Final answer:** **Japan**", "Japan"),
-        ("<answer>Anshun</answer>", "Anshun"),
-        ("> x\n\n**Best guess: Anshun, Guizhou, China** (26.2500° N, 105.9333° E) · certainty: **low**.",
-         "Anshun, Guizhou, China"),
-        ("I think it is somewhere nice.", None),
-    ])
+    @pytest.mark.parametrize(
+        ("answer", "final"),
+        [
+            ("Explanation: signs.\nExact Answer: Kyoto, Japan\nConfidence: 70%", "Kyoto, Japan"),
+            ("blah\n**Final answer:** **Japan**", "Japan"),
+            ("<answer>Anshun</answer>", "Anshun"),
+            (
+                "> x\n\n**Best guess: Anshun, Guizhou, China** (26.2500° N, 105.9333° E) · certainty: **low**.",
+                "Anshun, Guizhou, China",
+            ),
+            ("I think it is somewhere nice.", None),
+        ],
+    )
     def test_markers(self, answer, final):
         assert extract_final_answer(answer) == final
 
 
 class TestOfflineGrader:
-    @pytest.mark.parametrize(("gold", "answer", "question", "correct"), [
-        ("Japan", "日本", "Where was this taken?", True),  # pycountry translation
-        ("Spain", "España", "Which country?", True),
-        ("Japan", "Japan or South Korea", "Where?", False),  # a hedge
-        ("Anshun City, Guizhou Province", "Anshun, Guizhou, China", "Which city in western China?", True),
-        ("Anshun City, Guizhou Province", "Guizhou", "Which city in western China?", False),  # not specific enough
-        ("Guangxi, China", "Nanning", "Which province?", True),  # inside the gold
-        ("Guangxi, China", "Guangdong", "Which province?", False),
-        ("China, Taiwan", "Taiwan", "Which part of China is this?", True),
-        ("China, Taiwan", "China", "Which part of China is this?", False),  # the question's own given
-        ("Shanxi", "Shaanxi", "Which province: Shanxi / Guangxi / Gansu", False),
-        ("Shanxi", "Shanxi", "Which province: Shanxi / Guangxi / Gansu", True),
-        ("Zhongshan City", "Zhongshan, Guangdong", "Which city?", True),
-    ])
+    @pytest.mark.parametrize(
+        ("gold", "answer", "question", "correct"),
+        [
+            ("Japan", "日本", "Where was this taken?", True),  # pycountry translation
+            ("Spain", "España", "Which country?", True),
+            ("Japan", "Japan or South Korea", "Where?", False),  # a hedge
+            ("Anshun City, Guizhou Province", "Anshun, Guizhou, China", "Which city in western China?", True),
+            ("Anshun City, Guizhou Province", "Guizhou", "Which city in western China?", False),  # not specific enough
+            ("Guangxi, China", "Nanning", "Which province?", True),  # inside the gold
+            ("Guangxi, China", "Guangdong", "Which province?", False),
+            ("China, Taiwan", "Taiwan", "Which part of China is this?", True),
+            ("China, Taiwan", "China", "Which part of China is this?", False),  # the question's own given
+            ("Shanxi", "Shaanxi", "Which province: Shanxi / Guangxi / Gansu", False),
+            ("Shanxi", "Shanxi", "Which province: Shanxi / Guangxi / Gansu", True),
+            ("Zhongshan City", "Zhongshan, Guangdong", "Which city?", True),
+        ],
+    )
     def test_places(self, gazetteer, gold, answer, question, correct):
         assert grade_answer(gold, answer, question, gazetteer)[0] is correct
 
-    @pytest.mark.parametrize(("gold", "answer", "correct"), [
-        ("3%", "3 percent", True),
-        ("3%", "5%", False),
-        ("10", "10 yuan", True),
-        ("Xi'an Passenger Ship", "the Xian passenger ship", True),
-        ("Xi'an Passenger Ship", "Xi'an Pasenger Ship", True),  # one slip in a long word
-        ("AC Milan", "A.C. Milan", True),
-        ("AC Milan", "Inter Milan", False),  # a club, not the city
-    ])
+    @pytest.mark.parametrize(
+        ("gold", "answer", "correct"),
+        [
+            ("3%", "3 percent", True),
+            ("3%", "5%", False),
+            ("10", "10 yuan", True),
+            ("Xi'an Passenger Ship", "the Xian passenger ship", True),
+            ("Xi'an Passenger Ship", "Xi'an Pasenger Ship", True),  # one slip in a long word
+            ("AC Milan", "A.C. Milan", True),
+            ("AC Milan", "Inter Milan", False),  # a club, not the city
+        ],
+    )
     def test_text_answers(self, gazetteer, gold, answer, correct):
         assert grade_answer(gold, answer, "Q?", gazetteer, place_answer=False)[0] is correct
 
     async def test_grades_a_sample_instance(self, gazetteer):
         instance = next(i for i in load_dataset(SAMPLE_DIR / "level1_en.jsonl") if i.question_id == "5")
         grader = OfflineGrader(gazetteer)
-        right = await grader.grade(instance, Run("Explanation: orange taxis.\nExact Answer: Changchun\nConfidence: 60%"))
+        right = await grader.grade(
+            instance, Run("Explanation: orange taxis.\nExact Answer: Changchun\nConfidence: 60%")
+        )
         assert right.correct and right.extracted_answer == "Changchun" and right.confidence == 60
         assert right.milestones is None  # the offline grader does not judge milestones
         wrong = await grader.grade(instance, Run("I can't place this photo. Your question mentions China."))
@@ -92,8 +105,13 @@ class TestLLMGrader:
     async def test_verdict_and_milestones_from_the_judge(self, judge_server, http, instance):
         url, server = judge_server
         grader = judge(url, "grader-fair", http)
-        trajectory = ({"tool": "web_text_search", "args": {"query": "Taishō emperor"},
-                       "observation": "Emperor Taishō ... Shōwa died in 1989"},)
+        trajectory = (
+            {
+                "tool": "web_text_search",
+                "args": {"query": "Taishō emperor"},
+                "observation": "Emperor Taishō ... Shōwa died in 1989",
+            },
+        )
         grade = await grader.grade(instance, Run("Exact Answer: 3%\nConfidence: 80%", trajectory))
         assert grade.correct and grade.extracted_answer == "3%" and grade.confidence == 80
         assert grade.milestones is not None and len(grade.milestones) == len(instance.milestones)
@@ -134,14 +152,17 @@ class TestParseGrade:
         grade = parse_grade(self.good, 3)
         assert grade.milestones == (False, True, False) and not grade.correct
 
-    @pytest.mark.parametrize("bad", [
-        '{"extracted_final_answer": "x", "reasoning": "r", "correct": true, "confidence": 50}',
-        '{"extracted_final_answer": "x", "reasoning": "r", "correct": "maybe", "confidence": 50}',
-        '{"extracted_final_answer": "x", "reasoning": "r", "correct": "yes", "confidence": 150}',
-        '{"extracted_final_answer": "x", "reasoning": "r", "correct": "yes", "confidence": 5, "milestones_reached": "1"}',
-        'Sure! {"correct": "yes"}',
-        '[1, 2]',
-    ])
+    @pytest.mark.parametrize(
+        "bad",
+        [
+            '{"extracted_final_answer": "x", "reasoning": "r", "correct": true, "confidence": 50}',
+            '{"extracted_final_answer": "x", "reasoning": "r", "correct": "maybe", "confidence": 50}',
+            '{"extracted_final_answer": "x", "reasoning": "r", "correct": "yes", "confidence": 150}',
+            '{"extracted_final_answer": "x", "reasoning": "r", "correct": "yes", "confidence": 5, "milestones_reached": "1"}',
+            'Sure! {"correct": "yes"}',
+            "[1, 2]",
+        ],
+    )
     def test_strict(self, bad):
         with pytest.raises(MalformedVerdict):
             parse_grade(bad, 3)

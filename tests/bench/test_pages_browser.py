@@ -28,12 +28,34 @@ from tests.conftest import SCREENSHOTS  # noqa: E402
 def write_pool(path: Path, models_url: str, judge_url: str) -> None:
     lines = []
     for name, model in (("geo-large", "echo-one"), ("geo-small", "echo-two")):
-        lines += ["[[contenders]]", f'name = "{name}"', 'provider = "openai"', f'base_url = "{models_url}"',
-                  f'model = "{model}"', "timeout = 10", ""]
-    lines += ["[[contenders]]", 'name = "vision-judge"', 'provider = "openai"', f'base_url = "{judge_url}"',
-              'model = "voter-vision"', "weight = 0", "timeout = 10", ""]
-    lines += ["[judge]", 'name = "fair-judge"', 'provider = "openai"', f'base_url = "{judge_url}"',
-              'model = "grader-fair"', "timeout = 10", ""]
+        lines += [
+            "[[contenders]]",
+            f'name = "{name}"',
+            'provider = "openai"',
+            f'base_url = "{models_url}"',
+            f'model = "{model}"',
+            "timeout = 10",
+            "",
+        ]
+    lines += [
+        "[[contenders]]",
+        'name = "vision-judge"',
+        'provider = "openai"',
+        f'base_url = "{judge_url}"',
+        'model = "voter-vision"',
+        "weight = 0",
+        "timeout = 10",
+        "",
+    ]
+    lines += [
+        "[judge]",
+        'name = "fair-judge"',
+        'provider = "openai"',
+        f'base_url = "{judge_url}"',
+        'model = "grader-fair"',
+        "timeout = 10",
+        "",
+    ]
     path.write_text("\n".join(lines))
 
 
@@ -55,8 +77,13 @@ def arena(tmp_path_factory, openai_server, judge_server):  # type: ignore[no-unt
         assert main(["bench", "--dataset", str(dataset), "--contenders", "geo-large,geo-small"]) == 0
         assert main(["judge", "--judge", "vision-judge"]) == 0
         assert main(["rank", "--rounds", "10"]) == 0
-        settings = Settings(env="test", data_dir=tmp / "data", database_url=url, config=tmp / "arena.toml",
-                            secret_key="browser-test-secret")
+        settings = Settings(
+            env="test",
+            data_dir=tmp / "data",
+            database_url=url,
+            config=tmp / "arena.toml",
+            secret_key="browser-test-secret",
+        )
         with serve_in_thread(create_app(settings)) as base:
             yield base, tmp
     finally:
@@ -97,7 +124,9 @@ class TestBenchSection:
             assert cells[2] == "33.3% (1/3)" and "%" in cells[3]
             assert "Judge vs offline grader: 100.0% agreement on 6 runs" in first.inner_text()
             judge = page.locator(".lb-bench__judge")
-            assert "Model judge vision-judge" in judge.inner_text() and "position consistency 100.0%" in judge.inner_text()
+            assert (
+                "Model judge vision-judge" in judge.inner_text() and "position consistency 100.0%" in judge.inner_text()
+            )
             assert not errors, errors
             assert all(r.startswith(base) for r in requests), [r for r in requests if not r.startswith(base)]
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)

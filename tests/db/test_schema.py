@@ -74,8 +74,14 @@ class TestConstraints:
         with sessions.begin() as session:
             battle = add_battle(session)
             battle.flags = ["identity_leak"]
-            session.add(Response(battle_id=battle.id, side="a", contender="x",
-                                 trajectory=[{"tool": "crop", "args": {"box": [0, 0, 0.5, 0.5]}}]))
+            session.add(
+                Response(
+                    battle_id=battle.id,
+                    side="a",
+                    contender="x",
+                    trajectory=[{"tool": "crop", "args": {"box": [0, 0, 0.5, 0.5]}}],
+                )
+            )
         with sessions() as session:
             assert session.get(Battle, "b" * 32).flags == ["identity_leak"]
             response = session.query(Response).one()
@@ -114,13 +120,17 @@ class TestConcurrentUpgrade:
                 command.upgrade(config, "head")
                 second = subprocess.Popen(
                     [sys.executable, "-c", f"from arena.db.migrate import upgrade; upgrade({url!r})"],
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
                 )
                 deadline = time.monotonic() + 30
                 with psycopg.connect(dsn, autocommit=True) as watch:
                     while time.monotonic() < deadline:  # until the second one waits on a lock
-                        waiting = watch.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s "
-                                                "AND wait_event_type = 'Lock'", (name,)).fetchone()[0]
+                        waiting = watch.execute(
+                            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND wait_event_type = 'Lock'",
+                            (name,),
+                        ).fetchone()[0]
                         if waiting:
                             break
                         assert second.poll() is None, second.communicate()[1][-2000:]

@@ -60,8 +60,14 @@ def add_voted_battle(
                 text=ANSWERS.get(name, f"An answer from {name}."),
             )
         )
-    session.add(Vote(battle_id=battle.id, choice=choice, voter_hash=voter or hashlib.sha256(f"v{minute}".encode()).hexdigest(),
-                     created_at=when))
+    session.add(
+        Vote(
+            battle_id=battle.id,
+            choice=choice,
+            voter_hash=voter or hashlib.sha256(f"v{minute}".encode()).hexdigest(),
+            created_at=when,
+        )
+    )
     session.flush()
     return battle.id
 
@@ -69,10 +75,18 @@ def add_voted_battle(
 def seed_arena(session: Session) -> None:
     """Three contenders, twelve counted votes, three that must be excluded."""
     plan = [
-        ("geo-large", "geo-small", "a"), ("geo-small", "geo-large", "b"), ("geo-large", "geo-small", "tie"),
-        ("geo-large", "geo-small+gate", "a"), ("geo-small+gate", "geo-large", "a"), ("geo-small+gate", "geo-large", "both_bad"),
-        ("geo-small", "geo-small+gate", "b"), ("geo-small+gate", "geo-small", "a"), ("geo-small", "geo-small+gate", "a"),
-        ("geo-large", "geo-small", "a"), ("geo-small+gate", "geo-large", "b"), ("geo-small", "geo-small+gate", "tie"),
+        ("geo-large", "geo-small", "a"),
+        ("geo-small", "geo-large", "b"),
+        ("geo-large", "geo-small", "tie"),
+        ("geo-large", "geo-small+gate", "a"),
+        ("geo-small+gate", "geo-large", "a"),
+        ("geo-small+gate", "geo-large", "both_bad"),
+        ("geo-small", "geo-small+gate", "b"),
+        ("geo-small+gate", "geo-small", "a"),
+        ("geo-small", "geo-small+gate", "a"),
+        ("geo-large", "geo-small", "a"),
+        ("geo-small+gate", "geo-large", "b"),
+        ("geo-small", "geo-small+gate", "tie"),
     ]
     for minute, (a, b, choice) in enumerate(plan):
         add_voted_battle(session, a, b, choice, minute=minute, language="en" if minute % 3 else "fr")

@@ -121,7 +121,9 @@ class TestRoundTrip:
         for key in RESULTS:
             assert from_file[key] == from_db[key], key
 
-    def test_export_import_export_is_identical_and_ranks_the_same(self, database_url, tmp_path, monkeypatch, sqlite_template):
+    def test_export_import_export_is_identical_and_ranks_the_same(
+        self, database_url, tmp_path, monkeypatch, sqlite_template
+    ):
         import shutil
 
         sessions = make_sessionmaker(make_engine(database_url))
@@ -136,7 +138,9 @@ class TestRoundTrip:
         assert cli(monkeypatch, fresh_url, "import", str(first)) == 0
         second = tmp_path / "second.jsonl"
         assert cli(monkeypatch, fresh_url, "export", str(second), "--answers") == 0
-        assert [json.loads(x) for x in first.read_text().splitlines()] == [json.loads(x) for x in second.read_text().splitlines()]
+        assert [json.loads(x) for x in first.read_text().splitlines()] == [
+            json.loads(x) for x in second.read_text().splitlines()
+        ]
         with make_sessionmaker(make_engine(fresh_url))() as session:
             again = snapshot_of(log_from_database(session))
         for key in RESULTS:
@@ -153,7 +157,12 @@ class TestRoundTrip:
         good = tmp_path / "good.jsonl"
         assert cli(monkeypatch, database_url, "export", str(good)) == 0
         lines = good.read_text().splitlines()
-        lines[4] = lines[4].replace('"winner":"model_a"', '"winner":"A"').replace('"winner":"model_b"', '"winner":"A"').replace('"winner":"tie"', '"winner":"A"')
+        lines[4] = (
+            lines[4]
+            .replace('"winner":"model_a"', '"winner":"A"')
+            .replace('"winner":"model_b"', '"winner":"A"')
+            .replace('"winner":"tie"', '"winner":"A"')
+        )
         lines.append('{"model_a": "x"')
         bad = tmp_path / "bad.jsonl"
         bad.write_text("\n".join(lines) + "\n")
@@ -164,11 +173,17 @@ class TestRoundTrip:
         upgrade(url)
         assert cli(monkeypatch, url, "import", str(bad)) == 1
         err = capsys.readouterr().err
-        assert "line 5: winner must be one of" in err and "line 16: not valid JSON" in err and "nothing was imported" in err
+        assert (
+            "line 5: winner must be one of" in err
+            and "line 16: not valid JSON" in err
+            and "nothing was imported" in err
+        )
         with make_sessionmaker(make_engine(url))() as session:
             assert session.scalar(select(func.count(Battle.id))) == 0
 
-    def test_import_of_a_row_the_database_would_refuse_names_its_line(self, database_url, tmp_path, monkeypatch, capsys):
+    def test_import_of_a_row_the_database_would_refuse_names_its_line(
+        self, database_url, tmp_path, monkeypatch, capsys
+    ):
         rows = [{"model_a": "x", "model_b": "y", "winner": "model_a", "tstamp": 1.7e9 + i} for i in range(3)]
         rows[2]["language_code"] = "x" * 20  # the column holds 16 characters
         path = tmp_path / "votes.jsonl"
@@ -181,7 +196,14 @@ class TestRoundTrip:
 
     def test_imported_non_anonymous_votes_stay_unranked_and_export_as_such(self, database_url, tmp_path, monkeypatch):
         rows = [
-            {"question_id": f"q{i}", "model_a": "x", "model_b": "y", "winner": "model_a", "tstamp": 1.7e9 + i, "anony": i != 1}
+            {
+                "question_id": f"q{i}",
+                "model_a": "x",
+                "model_b": "y",
+                "winner": "model_a",
+                "tstamp": 1.7e9 + i,
+                "anony": i != 1,
+            }
             for i in range(3)
         ]
         path = tmp_path / "clean_battle.json"
@@ -208,7 +230,22 @@ class TestRoundTrip:
         export = tmp_path / "votes.parquet"
         assert cli(monkeypatch, database_url, "export", str(export)) == 0
         from_file = tmp_path / "from-file.json"
-        assert cli(monkeypatch, database_url, "rank", "--input", str(export), "--output", str(from_file), "--rounds", "10", "--seed", "4") == 0
+        assert (
+            cli(
+                monkeypatch,
+                database_url,
+                "rank",
+                "--input",
+                str(export),
+                "--output",
+                str(from_file),
+                "--rounds",
+                "10",
+                "--seed",
+                "4",
+            )
+            == 0
+        )
         assert json.loads(from_file.read_text())["leaderboard"] == snapshot["leaderboard"]
 
     def test_rank_of_a_file_without_output_stores_the_snapshot(self, database_url, tmp_path, monkeypatch, capsys):

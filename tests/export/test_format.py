@@ -121,7 +121,21 @@ class TestRow:
         assert any(reason in p for p in problems), problems
 
     def test_a_fastchat_row_without_our_fields_is_valid(self):
-        fastchat = {k: row()[k] for k in ("question_id", "model_a", "model_b", "winner", "judge", "turn", "anony", "language", "tstamp", "conv_metadata")}
+        fastchat = {
+            k: row()[k]
+            for k in (
+                "question_id",
+                "model_a",
+                "model_b",
+                "winner",
+                "judge",
+                "turn",
+                "anony",
+                "language",
+                "tstamp",
+                "conv_metadata",
+            )
+        }
         assert validate_row(fastchat) == []
 
 
@@ -153,7 +167,18 @@ class TestFiles:
         lines = path.read_text().splitlines()
         assert len(lines) == 2
         first = json.loads(lines[0])
-        assert list(first)[:10] == ["question_id", "model_a", "model_b", "winner", "judge", "turn", "anony", "language", "tstamp", "conv_metadata"]
+        assert list(first)[:10] == [
+            "question_id",
+            "model_a",
+            "model_b",
+            "winner",
+            "judge",
+            "turn",
+            "anony",
+            "language",
+            "tstamp",
+            "conv_metadata",
+        ]
 
     def test_csv_header_and_nested_cells(self, tmp_path):
         path = write(tmp_path / "votes.csv", [row(0)], "csv")
@@ -162,7 +187,12 @@ class TestFiles:
 
     def test_bad_rows_are_reported_by_line_and_nothing_is_ranked(self, tmp_path):
         path = tmp_path / "votes.jsonl"
-        lines = [json.dumps(row(0)), json.dumps(row(1, winner="draw")), "{not json", json.dumps(row(3, model_b="geo-large"))]
+        lines = [
+            json.dumps(row(0)),
+            json.dumps(row(1, winner="draw")),
+            "{not json",
+            json.dumps(row(3, model_b="geo-large")),
+        ]
         path.write_text("\n".join(lines) + "\n")
         with pytest.raises(FormatError) as caught:
             check_file(path)
@@ -183,7 +213,25 @@ class TestFiles:
             check_file(path)
 
     def test_fastchat_json_array_ranks(self, tmp_path):
-        rows = [{k: v for k, v in row(i).items() if k not in ("language_code", "gate_a", "gate_b", "categories", "flags", "gps_count_a", "gps_count_b", "battle_status", "sides_done")} for i in range(6)]
+        rows = [
+            {
+                k: v
+                for k, v in row(i).items()
+                if k
+                not in (
+                    "language_code",
+                    "gate_a",
+                    "gate_b",
+                    "categories",
+                    "flags",
+                    "gps_count_a",
+                    "gps_count_b",
+                    "battle_status",
+                    "sides_done",
+                )
+            }
+            for i in range(6)
+        ]
         path = tmp_path / "clean_battle.json"
         path.write_text(json.dumps(rows))
         log, excluded = log_from_file(path)

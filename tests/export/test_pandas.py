@@ -9,8 +9,18 @@ from arena.db.session import make_engine, make_sessionmaker
 from tests.export.seed import seed_arena
 from tests.export.test_export import cli
 
-CLEAN_BATTLE_COLUMNS = {"question_id", "model_a", "model_b", "winner", "judge", "turn", "anony", "language",
-                        "tstamp", "conv_metadata"}
+CLEAN_BATTLE_COLUMNS = {
+    "question_id",
+    "model_a",
+    "model_b",
+    "winner",
+    "judge",
+    "turn",
+    "anony",
+    "language",
+    "tstamp",
+    "conv_metadata",
+}
 
 
 @pytest.fixture
@@ -48,8 +58,9 @@ class TestPandas:
 
 
 class TestCsvFormulas:
-    @pytest.mark.parametrize("text", ["=HYPERLINK(\"http://x\")", "+1", "- a list item", "@SUM(A1)", "'=quoted",
-                                      "''+twice", "'plain", "plain"])
+    @pytest.mark.parametrize(
+        "text", ['=HYPERLINK("http://x")', "+1", "- a list item", "@SUM(A1)", "'=quoted", "''+twice", "'plain", "plain"]
+    )
     def test_formula_cells_are_defused_and_read_back_exactly(self, tmp_path, text):
         from arena.export.readers import iter_rows
         from arena.export.writers import write_rows
@@ -59,5 +70,5 @@ class TestCsvFormulas:
         path.write_bytes(b"".join(write_rows([row], "csv")))
         cell = pd.read_csv(path, keep_default_na=False)["prompt"][0]
         assert cell[:1] not in ("=", "+", "-", "@")  # a spreadsheet shows it as text
-        (_, back), = list(iter_rows(path))
+        ((_, back),) = list(iter_rows(path))
         assert back["prompt"] == text

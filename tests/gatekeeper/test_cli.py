@@ -33,7 +33,10 @@ class TestClassifyCommand:
         captured = capsys.readouterr()
         rows = [json.loads(line) for line in captured.out.splitlines()]
         assert [r["prompt"] for r in rows] == [
-            "Where was this picture taken?", "How many calories are in this burger?", "这是哪个国家？"]
+            "Where was this picture taken?",
+            "How many calories are in this burger?",
+            "这是哪个国家？",
+        ]
         assert [r["geographic"] for r in rows] == [True, False, True]
         assert all(r["classifier"] == "offline" and 0 <= r["score"] <= 1 for r in rows)
         assert "line 4" in captured.err
@@ -51,9 +54,7 @@ class TestClassifyCommand:
         assert main(["classify", str(tmp_path / "missing.txt")]) == 1
         assert "no such file" in capsys.readouterr().err
 
-    def test_evaluate_holds_out_sources(
-        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-    ) -> None:
+    def test_evaluate_holds_out_sources(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         # A small labelled set of real shipped rows, so the five refits take seconds.
         folder = tmp_path / "labelled"
         folder.mkdir()
@@ -77,19 +78,26 @@ class TestClassifyCommand:
         server = JudgeServer()
         with serve_in_thread(server.app) as url:
             pool_file = tmp_path / "arena.toml"
-            baselines = "".join(f'[[contenders]]\nname = "{m}"\nprovider = "baseline"\nmodel = "{m}"\n\n'
-                                for m in ("ocr-geolocator", "ocr-geolocator+gate"))
-            pool_file.write_text(baselines + f'[gatekeeper]\nprovider = "openai"\nmodel = "where-judge"\n'
-                                 f'base_url = "{url}/v1"\n', encoding="utf-8")
+            baselines = "".join(
+                f'[[contenders]]\nname = "{m}"\nprovider = "baseline"\nmodel = "{m}"\n\n'
+                for m in ("ocr-geolocator", "ocr-geolocator+gate")
+            )
+            pool_file.write_text(
+                baselines + f'[gatekeeper]\nprovider = "openai"\nmodel = "where-judge"\nbase_url = "{url}/v1"\n',
+                encoding="utf-8",
+            )
             monkeypatch.setenv("ARENA_CONFIG", str(pool_file))
             folder = tmp_path / "labelled"
             folder.mkdir()
-            write_rows(folder / "set.jsonl", [
-                LabelledPrompt("Where was this taken?", True, "en", "a"),
-                LabelledPrompt("Which country is this?", True, "en", "a"),  # the judge misses it
-                LabelledPrompt("Where do I plug in this cable?", False, "en", "b"),  # and accepts this
-                LabelledPrompt("Tell me a joke.", False, "en", "b"),
-            ])
+            write_rows(
+                folder / "set.jsonl",
+                [
+                    LabelledPrompt("Where was this taken?", True, "en", "a"),
+                    LabelledPrompt("Which country is this?", True, "en", "a"),  # the judge misses it
+                    LabelledPrompt("Where do I plug in this cable?", False, "en", "b"),  # and accepts this
+                    LabelledPrompt("Tell me a joke.", False, "en", "b"),
+                ],
+            )
             code = await asyncio.to_thread(main, ["classify", "--evaluate", "--llm", "--prompts", str(folder)])
         assert code == 0
         out = capsys.readouterr().out

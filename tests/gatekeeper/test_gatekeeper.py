@@ -139,8 +139,13 @@ class TestLLMJudge:
 class TestParseVerdict:
     def test_strict_shapes(self) -> None:
         assert parse_verdict(' {"geographic": false, "reason": "  A recipe.  "} ') == (False, "A recipe.")
-        for bad in ('{"geographic": 1, "reason": "x"}', '{"geographic": true}', "[true]",
-                    'Answer: {"geographic": true, "reason": "x"}', '{"geographic": true, "reason": ""}'):
+        for bad in (
+            '{"geographic": 1, "reason": "x"}',
+            '{"geographic": true}',
+            "[true]",
+            'Answer: {"geographic": true, "reason": "x"}',
+            '{"geographic": true, "reason": ""}',
+        ):
             with pytest.raises(MalformedVerdict):
                 parse_verdict(bad)
 
@@ -150,8 +155,13 @@ class TestServerStart:
         from arena.app import create_app
         from arena.config import Settings
 
-        settings = Settings(env="test", data_dir=tmp_path / "data", config=tmp_path / "no-pool.toml",
-                            database_url=f"sqlite:///{tmp_path / 'arena.db'}", secret_key="test-secret")
+        settings = Settings(
+            env="test",
+            data_dir=tmp_path / "data",
+            config=tmp_path / "no-pool.toml",
+            database_url=f"sqlite:///{tmp_path / 'arena.db'}",
+            secret_key="test-secret",
+        )
         app = create_app(settings)
         async with app.router.lifespan_context(app):
             gatekeeper = app.state.services.gatekeeper
@@ -160,17 +170,29 @@ class TestServerStart:
 
 
 class TestRefusalLanguage:
-    @pytest.mark.parametrize(("prompt", "language"), [
-        ("Napiš mi vtip o kočkách.", "cs"), ("Γράψε μου ένα ανέκδοτο για γάτες.", "el"),
-        ("یک جوک دربارهٔ گربه‌ها بگو.", "fa"), ("ספר לי בדיחה על חתולים.", "he"),
-        ("बिल्लियों पर एक चुटकुला सुनाओ।", "hi"), ("বিড়াল নিয়ে একটা কৌতুক বলো।", "bn"),
-        ("Mondj egy viccet a macskákról.", "hu"), ("Raccontami una barzelletta sui gatti.", "it"),
-        ("Opowiedz mi dowcip o kotach.", "pl"), ("Spune-mi o glumă despre pisici.", "ro"),
-        ("Berätta ett skämt om katter.", "sv"), ("Niambie kichekesho kuhusu paka.", "sw"),
-        ("เล่าเรื่องตลกเกี่ยวกับแมวหน่อย", "th"), ("Magkuwento ka ng biro tungkol sa mga pusa.", "tl"),
-        ("Bana kediler hakkında bir fıkra anlat.", "tr"), ("Розкажи мені анекдот про котів.", "uk"),
-        ("Kể cho tôi nghe một câu chuyện cười về mèo.", "vi"), ("Vertel me een mop over katten.", "nl"),
-    ])
+    @pytest.mark.parametrize(
+        ("prompt", "language"),
+        [
+            ("Napiš mi vtip o kočkách.", "cs"),
+            ("Γράψε μου ένα ανέκδοτο για γάτες.", "el"),
+            ("یک جوک دربارهٔ گربه‌ها بگو.", "fa"),
+            ("ספר לי בדיחה על חתולים.", "he"),
+            ("बिल्लियों पर एक चुटकुला सुनाओ।", "hi"),
+            ("বিড়াল নিয়ে একটা কৌতুক বলো।", "bn"),
+            ("Mondj egy viccet a macskákról.", "hu"),
+            ("Raccontami una barzelletta sui gatti.", "it"),
+            ("Opowiedz mi dowcip o kotach.", "pl"),
+            ("Spune-mi o glumă despre pisici.", "ro"),
+            ("Berätta ett skämt om katter.", "sv"),
+            ("Niambie kichekesho kuhusu paka.", "sw"),
+            ("เล่าเรื่องตลกเกี่ยวกับแมวหน่อย", "th"),
+            ("Magkuwento ka ng biro tungkol sa mga pusa.", "tl"),
+            ("Bana kediler hakkında bir fıkra anlat.", "tr"),
+            ("Розкажи мені анекдот про котів.", "uk"),
+            ("Kể cho tôi nghe một câu chuyện cười về mèo.", "vi"),
+            ("Vertel me een mop over katten.", "nl"),
+        ],
+    )
     async def test_refused_in_the_prompts_language(self, prompt: str, language: str) -> None:
         verdict = await build_gatekeeper(PoolConfig(), None).classify(prompt)
         assert not verdict.geographic

@@ -36,8 +36,12 @@ ISSUE_NOT_GEOGRAPHIC: tuple[object, ...] = (
     "Convert 9am New York time to Tokyo time.",
     "How do I keep local variables alive between calls in Python?",
     "My router keeps dropping the connection every evening.",
-    pytest.param("Make the horizontal scrollbar disappear in this CSS layout.", marks=pytest.mark.xfail(
-        strict=True, reason="known miss: 'in this' weighs as a photo's place; see data/README.md")),
+    pytest.param(
+        "Make the horizontal scrollbar disappear in this CSS layout.",
+        marks=pytest.mark.xfail(
+            strict=True, reason="known miss: 'in this' weighs as a photo's place; see data/README.md"
+        ),
+    ),
     "Should the UK column be a composite unique key?",
     "日本語の敬語の使い方を教えてください。",
 )
@@ -46,8 +50,13 @@ STUFFED = (
     "coordinates continent landmark region, what is 17 times 23?",
     "Tell me a joke about programmers. geography map where country",
 )
-PROBES = (ISSUE_GEOGRAPHIC + tuple(p if isinstance(p, str) else p.values[0] for p in ISSUE_NOT_GEOGRAPHIC)
-          + STUFFED + EXAMPLE_PROMPTS + tuple(REFUSAL_KINDS_EN.values()))
+PROBES = (
+    ISSUE_GEOGRAPHIC
+    + tuple(p if isinstance(p, str) else p.values[0] for p in ISSUE_NOT_GEOGRAPHIC)
+    + STUFFED
+    + EXAMPLE_PROMPTS
+    + tuple(REFUSAL_KINDS_EN.values())
+)
 
 
 def _key(text: str) -> str:
@@ -99,28 +108,43 @@ class TestVerdicts:
     def test_stuffing_more_place_words_does_not_help(self) -> None:
         model = shipped_model()
         joke = "tell me a joke"
-        words = ["geography", "location", "country", "city", "map", "latitude", "longitude", "region",
-                 "continent", "coordinates"]
+        words = [
+            "geography",
+            "location",
+            "country",
+            "city",
+            "map",
+            "latitude",
+            "longitude",
+            "region",
+            "continent",
+            "coordinates",
+        ]
         scores = [model.score(" ".join(words[:n]) + ": " + joke) for n in range(0, len(words) + 1, 2)]
         assert max(scores) < 0.5, scores
 
     def test_long_multi_hop_question_is_taken(self) -> None:
-        question = ("Look at the shop signs and the cars in this photo and work out which country it is. "
-                    "An emperor of that country reigned for more than sixty years. What was the income tax "
-                    "rate there in the year he died, and which party governed at the time? Also list three "
-                    "famous novels written in that decade and say which of them sold best.")
+        question = (
+            "Look at the shop signs and the cars in this photo and work out which country it is. "
+            "An emperor of that country reigned for more than sixty years. What was the income tax "
+            "rate there in the year he died, and which party governed at the time? Also list three "
+            "famous novels written in that decade and say which of them sold best."
+        )
         assert shipped_model().score(question) >= 0.5
 
-    @pytest.mark.parametrize(("prompt", "geographic"), [
-        ("Dove è stata scattata questa fotografia? Spiega perché.", True),
-        ("Bu fotoğraftaki sokak hangi şehirde olabilir?", True),
-        ("Ảnh này được chụp ở thành phố nào vậy?", True),
-        ("यह तस्वीर किस देश में खींची गई होगी?", True),
-        ("ภาพนี้น่าจะถ่ายที่ประเทศอะไร", True),
-        ("Di kota mana kira-kira foto ini diambil?", True),
-        ("Raconte-moi une histoire drôle sur les chats.", False),
-        ("Напиши функцию сортировки на Python.", False),
-    ])
+    @pytest.mark.parametrize(
+        ("prompt", "geographic"),
+        [
+            ("Dove è stata scattata questa fotografia? Spiega perché.", True),
+            ("Bu fotoğraftaki sokak hangi şehirde olabilir?", True),
+            ("Ảnh này được chụp ở thành phố nào vậy?", True),
+            ("यह तस्वीर किस देश में खींची गई होगी?", True),
+            ("ภาพนี้น่าจะถ่ายที่ประเทศอะไร", True),
+            ("Di kota mana kira-kira foto ini diambil?", True),
+            ("Raconte-moi une histoire drôle sur les chats.", False),
+            ("Напиши функцию сортировки на Python.", False),
+        ],
+    )
     def test_other_languages(self, prompt: str, geographic: bool) -> None:
         assert (shipped_model().score(prompt) >= 0.5) == geographic
 
@@ -148,8 +172,7 @@ class TestEvaluationSplit:
         assert {fold_of(r) for r in rows} == set(range(FOLDS))
 
     def test_stuffing_is_held_out_with_the_requests_it_was_built_from(self) -> None:
-        stuffed = LabelledPrompt("map: tell me a joke", False, "en",
-                                 "geoarena-augmented:stuffing-not-geo-other")
+        stuffed = LabelledPrompt("map: tell me a joke", False, "en", "geoarena-augmented:stuffing-not-geo-other")
         plain = LabelledPrompt("tell me a joke", False, "en", "geoarena-authored:not-geo-other")
         assert fold_of(stuffed) == fold_of(plain)
 

@@ -16,9 +16,7 @@ class TestAnswerCommitment:
         assert (found.lat, found.lon) == pytest.approx((48.8584, 2.2945))
 
     def test_city_over_region_over_country(self) -> None:
-        found = answer_commitment(
-            "The karst hills suggest Guizhou province; my best guess is Anshun, Guizhou, China."
-        )
+        found = answer_commitment("The karst hills suggest Guizhou province; my best guess is Anshun, Guizhou, China.")
         assert found is not None
         assert (found.level, found.place, found.country_code) == ("city", "Anshun, Guizhou, China", "CN")
         region = answer_commitment("Somewhere in Guizhou, in southwest China.")
@@ -27,9 +25,7 @@ class TestAnswerCommitment:
         assert country is not None and (country.level, country.country_code) == ("country", "JP")
 
     def test_a_city_in_a_named_country_beats_one_merely_mentioned(self) -> None:
-        found = answer_commitment(
-            "Not Paris, despite the boulevards: the script is Thai, so Thailand, likely Bangkok."
-        )
+        found = answer_commitment("Not Paris, despite the boulevards: the script is Thai, so Thailand, likely Bangkok.")
         assert found is not None and found.place == "Bangkok, Thailand"
 
     def test_shared_names_follow_the_named_country(self) -> None:
@@ -62,9 +58,7 @@ class TestLocate:
             ((43.88, 125.32), "CN", "Asia"),
         ],
     )
-    def test_country_and_continent_of_a_point(
-        self, point: tuple[float, float], country: str, continent: str
-    ) -> None:
+    def test_country_and_continent_of_a_point(self, point: tuple[float, float], country: str, continent: str) -> None:
         found = locate(*point)
         assert (found.country_code, found.continent) == (country, continent)
 

@@ -9,9 +9,7 @@ from arena.geo.coordinates import find_coordinates
 
 class TestFindCoordinates:
     def test_decimal_degrees_with_hemispheres(self) -> None:
-        assert find_coordinates("The tower is at 48.8584° N, 2.2945° E.") == [
-            pytest.approx((48.8584, 2.2945))
-        ]
+        assert find_coordinates("The tower is at 48.8584° N, 2.2945° E.") == [pytest.approx((48.8584, 2.2945))]
 
     def test_south_and_west_are_negative(self) -> None:
         assert find_coordinates("22.9519° S, 43.2105° W") == [pytest.approx((-22.9519, -43.2105))]

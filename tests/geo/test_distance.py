@@ -20,9 +20,7 @@ class TestGreatCircle:
 
     def test_antipodes_do_not_fail_on_rounding(self) -> None:
         assert great_circle_km(0, 0, 0, 180) == pytest.approx(math.pi * EARTH_RADIUS_KM, abs=1e-6)
-        assert great_circle_km(35.0, 139.0, -35.0, -41.0) == pytest.approx(
-            math.pi * EARTH_RADIUS_KM, abs=1e-3
-        )
+        assert great_circle_km(35.0, 139.0, -35.0, -41.0) == pytest.approx(math.pi * EARTH_RADIUS_KM, abs=1e-3)
 
     def test_nashville_to_los_angeles(self) -> None:
         # The textbook haversine example gives 2887.2600 km on a 6372.8 km sphere.

@@ -62,7 +62,14 @@ class TestMatchAcrossScripts:
 
     @pytest.mark.parametrize(
         ("text", "country"),
-        [("日本", "JP"), ("Deutschland", "DE"), ("España", "ES"), ("Россия", "RU"), ("대한민국", "KR"), ("ประเทศไทย", "TH")],
+        [
+            ("日本", "JP"),
+            ("Deutschland", "DE"),
+            ("España", "ES"),
+            ("Россия", "RU"),
+            ("대한민국", "KR"),
+            ("ประเทศไทย", "TH"),
+        ],
     )
     def test_country_names_in_their_languages(self, gazetteer: Gazetteer, text: str, country: str) -> None:
         place = first(gazetteer.match(text)).places[0]

@@ -64,7 +64,9 @@ class TestRankPlaces:
             ("吉林省长春市", "Changchun, Jilin, China", "CN"),  # region + city in it
         ],
     )
-    def test_most_specific_place_the_text_supports(self, gazetteer: Gazetteer, line: str, label: str, country: str) -> None:
+    def test_most_specific_place_the_text_supports(
+        self, gazetteer: Gazetteer, line: str, label: str, country: str
+    ) -> None:
         top = rank_places([TextLine(line, 0.95)], gazetteer).candidates[0]
         assert (top.place.label(), top.country.country_code) == (label, country)
         assert top.place.kind == "city" and not top.point_is_country_centre

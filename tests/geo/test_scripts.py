@@ -15,9 +15,23 @@ def top(text: str) -> str | None:
 class TestScriptOf:
     @pytest.mark.parametrize(
         ("ch", "script"),
-        [("a", "Latin"), ("é", "Latin"), ("ộ", "Latin"), ("Ж", "Cyrillic"), ("λ", "Greek"),
-         ("東", "Han"), ("の", "Hiragana"), ("カ", "Katakana"), ("ｶ", "Katakana"), ("한", "Hangul"),
-         ("ก", "Thai"), ("ب", "Arabic"), ("ש", "Hebrew"), ("क", "Devanagari"), ("ა", "Georgian")],
+        [
+            ("a", "Latin"),
+            ("é", "Latin"),
+            ("ộ", "Latin"),
+            ("Ж", "Cyrillic"),
+            ("λ", "Greek"),
+            ("東", "Han"),
+            ("の", "Hiragana"),
+            ("カ", "Katakana"),
+            ("ｶ", "Katakana"),
+            ("한", "Hangul"),
+            ("ก", "Thai"),
+            ("ب", "Arabic"),
+            ("ש", "Hebrew"),
+            ("क", "Devanagari"),
+            ("ა", "Georgian"),
+        ],
     )
     def test_letters(self, ch: str, script: str) -> None:
         assert script_of(ch) == script

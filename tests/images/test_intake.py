@@ -28,10 +28,10 @@ def gradient(size=(64, 48), mode="RGB") -> Image.Image:
 def png_claiming(width: int, height: int) -> bytes:
     """A tiny PNG whose header claims width x height pixels."""
     data = encode(gradient((1, 1)), "PNG")
-    ihdr = bytearray(data[8 + 8: 8 + 8 + 13])
+    ihdr = bytearray(data[8 + 8 : 8 + 8 + 13])
     ihdr[0:8] = struct.pack(">II", width, height)
     crc = struct.pack(">I", zlib.crc32(b"IHDR" + bytes(ihdr)) & 0xFFFFFFFF)
-    return data[:16] + bytes(ihdr) + crc + data[16 + 13 + 4:]
+    return data[:16] + bytes(ihdr) + crc + data[16 + 13 + 4 :]
 
 
 def refused(data: bytes, limits: IntakeLimits | None = None) -> IntakeError:

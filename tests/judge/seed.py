@@ -12,19 +12,21 @@ from arena.images.intake import normalise
 from arena.images.store import ImageStore
 from tests.conftest import SAMPLE_DIR
 
-LONG = ("## Japan\n\nThe billboard's date is written in kanji (4月4日), traffic keeps left and the plates are "
-        "white: **Japan**, most likely a city street in Kansai.")
+LONG = (
+    "## Japan\n\nThe billboard's date is written in kanji (4月4日), traffic keeps left and the plates are "
+    "white: **Japan**, most likely a city street in Kansai."
+)
 SHORT = "Probably China."
 SAME_A = "It is Japan, from the kanji on the sign."
 SAME_B = "Japan: the sign is written in kanji."
 
 # (answer a, answer b, human vote); the loopback `voter-longer` prefers the longer answer
 PLAN = [
-    (LONG, SHORT, "a"),   # judge agrees
-    (SHORT, LONG, "b"),   # judge agrees
+    (LONG, SHORT, "a"),  # judge agrees
+    (SHORT, LONG, "b"),  # judge agrees
     (SAME_A, SAME_B, "tie"),  # judge agrees (a tie)
-    (LONG, SHORT, "b"),   # judge disagrees
-    (SHORT, LONG, "a"),   # judge disagrees
+    (LONG, SHORT, "b"),  # judge disagrees
+    (SHORT, LONG, "a"),  # judge disagrees
 ]
 
 
@@ -37,17 +39,31 @@ def store_photo(session: Session, data_dir: Path) -> str:
     return clean.sha256
 
 
-def add_battle(session: Session, sha: str, text_a: str, text_b: str, choice: str | None, *,
-               model_a: str = "geo-large", model_b: str = "geo-small", side_b_status: str = "done") -> str:
-    battle = Battle(prompt="Where was this photo taken?", image_sha256=sha, model_a=model_a, model_b=model_b,
-                    status="voted" if choice else "ready", language="en")
+def add_battle(
+    session: Session,
+    sha: str,
+    text_a: str,
+    text_b: str,
+    choice: str | None,
+    *,
+    model_a: str = "geo-large",
+    model_b: str = "geo-small",
+    side_b_status: str = "done",
+) -> str:
+    battle = Battle(
+        prompt="Where was this photo taken?",
+        image_sha256=sha,
+        model_a=model_a,
+        model_b=model_b,
+        status="voted" if choice else "ready",
+        language="en",
+    )
     session.add(battle)
     session.flush()
     for side, name, text, status in (("a", model_a, text_a, "done"), ("b", model_b, text_b, side_b_status)):
         session.add(Response(battle_id=battle.id, side=side, contender=name, status=status, text=text))
     if choice:
-        session.add(Vote(battle_id=battle.id, choice=choice,
-                         voter_hash=hashlib.sha256(battle.id.encode()).hexdigest()))
+        session.add(Vote(battle_id=battle.id, choice=choice, voter_hash=hashlib.sha256(battle.id.encode()).hexdigest()))
     session.flush()
     return battle.id
 

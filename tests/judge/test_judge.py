@@ -18,11 +18,25 @@ from tests.judge.seed import seed
 def write_pool(path, judge_url: str, contenders_url: str) -> None:
     lines = []
     for name in ("geo-large", "geo-small"):
-        lines += ["[[contenders]]", f'name = "{name}"', 'provider = "openai"', f'base_url = "{contenders_url}"',
-                  'model = "echo-one"', ""]
+        lines += [
+            "[[contenders]]",
+            f'name = "{name}"',
+            'provider = "openai"',
+            f'base_url = "{contenders_url}"',
+            'model = "echo-one"',
+            "",
+        ]
     for name, model in (("longer", "voter-vision"), ("first", "voter-first"), ("down", "error-500")):
-        lines += ["[[contenders]]", f'name = "{name}"', 'provider = "openai"', f'base_url = "{judge_url}"',
-                  f'model = "{model}"', "weight = 0", "timeout = 10", ""]
+        lines += [
+            "[[contenders]]",
+            f'name = "{name}"',
+            'provider = "openai"',
+            f'base_url = "{judge_url}"',
+            f'model = "{model}"',
+            "weight = 0",
+            "timeout = 10",
+            "",
+        ]
     path.write_text("\n".join(lines))
 
 

@@ -41,8 +41,9 @@ class ModelAPIs:
         model = str(body["model"])
         self.calls.append(model)
         if model.endswith("-down"):
-            return JSONResponse({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
-                                status_code=529)
+            return JSONResponse(
+                {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, status_code=529
+            )
         pieces = ["I am Claude, made by Anthropic. "] + ANSWER if model.endswith("-leaky") else ANSWER
         return StreamingResponse(_anthropic_events(model, pieces), media_type="text/event-stream")
 
@@ -58,8 +59,12 @@ class ModelAPIs:
 
 async def _openai_chunks(model: str, pieces: list[str]) -> AsyncIterator[str]:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        payload = {"id": "c1", "object": "chat.completion.chunk", "model": model,
-                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        payload = {
+            "id": "c1",
+            "object": "chat.completion.chunk",
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
         return f"data: {json.dumps(payload)}\n\n"
 
     for piece in pieces:
@@ -77,14 +82,19 @@ async def _anthropic_events(model: str, pieces: list[str]) -> AsyncIterator[str]
     yield event("message_start", {"type": "message_start", "message": {
         "id": "msg_1", "type": "message", "role": "assistant", "model": model, "content": [],
         "usage": {"input_tokens": 1500, "output_tokens": 1}}})  # fmt: skip
-    yield event("content_block_start", {"type": "content_block_start", "index": 0,
-                                        "content_block": {"type": "text", "text": ""}})
+    yield event(
+        "content_block_start",
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    )
     for piece in pieces:
-        yield event("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                            "delta": {"type": "text_delta", "text": piece}})
+        yield event(
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
+        )
     yield event("content_block_stop", {"type": "content_block_stop", "index": 0})
-    yield event("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
-                                  "usage": {"output_tokens": 40}})
+    yield event(
+        "message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 40}}
+    )
     yield event("message_stop", {"type": "message_stop"})
 
 

@@ -37,7 +37,9 @@ class TestGain:
             assert gains[i, j] == pytest.approx(np.trace(sigma) - np.trace(after), rel=1e-8)
 
     def test_a_close_thinly_measured_pair_beats_a_lopsided_well_measured_one(self):
-        ev = evidence([0.0, 0.1, 3.0, 0.05], [[0, 5, 400, 400], [5, 0, 400, 400], [400, 400, 0, 400], [400, 400, 400, 0]])
+        ev = evidence(
+            [0.0, 0.1, 3.0, 0.05], [[0, 5, 400, 400], [5, 0, 400, 400], [400, 400, 0, 400], [400, 400, 400, 0]]
+        )
         gains = pair_gains(ev.strength, covariance(ev.strength, ev.battles))
         assert gains[0, 1] > 2 * gains[0, 2]
 
@@ -48,7 +50,9 @@ class TestActivePolicy:
 
     def test_probabilities_are_a_distribution_with_an_exploration_floor(self):
         policy = self.active(exploration=0.25)
-        ev = evidence([0.0, 0.1, 3.0, 0.05], [[0, 5, 400, 400], [5, 0, 400, 400], [400, 400, 0, 400], [400, 400, 400, 0]])
+        ev = evidence(
+            [0.0, 0.1, 3.0, 0.05], [[0, 5, 400, 400], [5, 0, 400, 400], [400, 400, 0, 400], [400, 400, 400, 0]]
+        )
         names, probs = policy.pair_probabilities({"a": 1, "b": 1, "c": 1, "d": 1}, ev)
         upper = probs[np.triu_indices(4, 1)]
         assert upper.sum() == pytest.approx(1.0)
@@ -92,11 +96,14 @@ class TestActivePolicy:
         # 4/7 * 2/3 + 2/7 * 4/5
         assert draw.propensity == pytest.approx(4 / 7 * 2 / 3 + 2 / 7 * 4 / 5)
 
-    @pytest.mark.parametrize(("sampling", "message"), [
-        ({"mode": "clever"}, "mode must be one of"),
-        ({"mode": "active", "exploration": 0}, "exploration must be a share"),
-        ({"mode": "active", "exploration": float("nan")}, "exploration must be a share"),
-    ])
+    @pytest.mark.parametrize(
+        ("sampling", "message"),
+        [
+            ({"mode": "clever"}, "mode must be one of"),
+            ({"mode": "active", "exploration": 0}, "exploration must be a share"),
+            ({"mode": "active", "exploration": float("nan")}, "exploration must be a share"),
+        ],
+    )
     def test_bad_sampling_settings_are_refused_in_words(self, sampling, message):
         with pytest.raises(ValueError, match=message):
             PoolPolicy.from_config(pool({"a": 1, "b": 1}, **sampling))
@@ -107,7 +114,9 @@ class TestEvidenceFromSnapshot:
         rng = np.random.default_rng(1)
         a = rng.integers(0, 3, 2000)
         b = (a + rng.integers(1, 3, 2000)) % 3
-        y = (rng.random(2000) < 1 / (1 + np.exp(-(np.array([0.0, 0.5, 1.0])[a] - np.array([0.0, 0.5, 1.0])[b])))).astype(float)
+        y = (
+            rng.random(2000) < 1 / (1 + np.exp(-(np.array([0.0, 0.5, 1.0])[a] - np.array([0.0, 0.5, 1.0])[b])))
+        ).astype(float)
         snap = build_snapshot(VoteLog(["x", "y", "z"], a, b, y), RankOptions(ci="sandwich", style=False, anchor="x"))
         ev = Evidence.from_snapshot(json.loads(json.dumps(snap)))
         assert ev is not None and set(ev.contenders) == {"x", "y", "z"}
@@ -148,7 +157,9 @@ class TestStoredAndExported:
         assert cache.get() is None  # no snapshot yet: every contender counts as unknown
         a, b = np.array([0, 1, 2, 0] * 50), np.array([1, 2, 0, 2] * 50)
         y = np.array([1.0, 0.0, 1.0, 0.5] * 50)
-        store_snapshot(sessions, build_snapshot(VoteLog(["x", "y", "z"], a, b, y), RankOptions(ci="sandwich", style=False)))
+        store_snapshot(
+            sessions, build_snapshot(VoteLog(["x", "y", "z"], a, b, y), RankOptions(ci="sandwich", style=False))
+        )
         with sessions() as session:
             ev = latest_evidence(session)
         assert ev is not None and set(ev.contenders) == {"x", "y", "z"} and ev.battles.sum() == 400

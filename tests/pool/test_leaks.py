@@ -58,8 +58,9 @@ class TestFindIdentityLeaks:
         assert find_identity_leaks(texts, POOL) == ["claude"]
 
     def test_configurable_words_and_ignores(self) -> None:
-        pool = PoolConfig.model_validate({**POOL.model_dump(), "leaks": {"words": ["Acme Vision"],
-                                                                         "ignore": ["google arts"]}})
+        pool = PoolConfig.model_validate(
+            {**POOL.model_dump(), "leaks": {"words": ["Acme Vision"], "ignore": ["google arts"]}}
+        )
         assert find_identity_leaks(["Built by acme  vision labs; see Google Arts."], pool) == ["acme vision"]
         only_mine = PoolConfig.model_validate({**POOL.model_dump(), "leaks": {"defaults": False}})
         assert find_identity_leaks(["Anthropic made me, I am gpt-4o"], only_mine) == ["gpt-4o"]

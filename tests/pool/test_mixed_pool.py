@@ -40,8 +40,15 @@ def servers() -> Iterator[str]:
 
 def mixed_pool(url: str) -> PoolConfig:
     def entry(name: str, provider: str, model: str, url: str) -> ContenderConfig:
-        return ContenderConfig(name=name, provider=provider, model=model, base_url=url, api_key_env="TEST_KEY",
-                               timeout=10, options={"stall_timeout": 3})
+        return ContenderConfig(
+            name=name,
+            provider=provider,
+            model=model,
+            base_url=url,
+            api_key_env="TEST_KEY",
+            timeout=10,
+            options={"stall_timeout": 3},
+        )
 
     return PoolConfig(
         contenders=[
@@ -69,8 +76,9 @@ class Battle:
         return not self.errors
 
 
-async def run_battle(pair: tuple[str, str], pool: dict[str, Contender], policy: PoolPolicy,
-                     config: PoolConfig) -> Battle:
+async def run_battle(
+    pair: tuple[str, str], pool: dict[str, Contender], policy: PoolPolicy, config: PoolConfig
+) -> Battle:
     battle = Battle(pair)
 
     async def side(name: str) -> None:
@@ -119,7 +127,7 @@ class TestMixedPool:
         assert len(failed) == 2
         assert all(not battles[i].votable for i in failed)
         assert "HTTP 529 (overloaded): Overloaded" in battles[failed[0]].errors["claude-down"]
-        assert all("claude-down" not in b.pair for b in battles[failed[-1] + 1:])
+        assert all("claude-down" not in b.pair for b in battles[failed[-1] + 1 :])
         assert policy.status("claude-down").startswith("cooling down until")
 
         # Leaks: every votable battle with a leaky contender is flagged, no other.

@@ -43,13 +43,20 @@ def seed(url: str) -> None:
     with make_sessionmaker(engine).begin() as session:
         session.add(Image(sha256="a" * 64, width=10, height=10, size_bytes=100))
         session.flush()
-        battles = [Battle(prompt="Where?", image_sha256="a" * 64, model_a=a, model_b=b, status="ready",
-                          flags=[], categories=[]) for a, b in (("gpt-4o", "claude"), ("claude", "gemini"),
-                                                                ("gpt-4o", "gemini"))]
+        battles = [
+            Battle(
+                prompt="Where?", image_sha256="a" * 64, model_a=a, model_b=b, status="ready", flags=[], categories=[]
+            )
+            for a, b in (("gpt-4o", "claude"), ("claude", "gemini"), ("gpt-4o", "gemini"))
+        ]
         session.add_all(battles)
         session.flush()
-        session.add_all([Vote(battle_id=battles[0].id, choice="a", voter_hash="v1"),
-                         Vote(battle_id=battles[1].id, choice="tie", voter_hash="v2")])
+        session.add_all(
+            [
+                Vote(battle_id=battles[0].id, choice="a", voter_hash="v1"),
+                Vote(battle_id=battles[1].id, choice="tie", voter_hash="v2"),
+            ]
+        )
     engine.dispose()
 
 
@@ -64,7 +71,10 @@ class TestVoteCounts:
 
 class TestModelsCommand:
     def test_lists_weights_status_and_votes(
-        self, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        self,
+        database_url: str,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str],
     ) -> None:
         seed(database_url)
@@ -74,8 +84,15 @@ class TestModelsCommand:
         assert main(["models", "--json"]) == 0
         rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
         # gpt-4o has 1 vote < 2: boosted 2 x 3; claude has 2: plain 1.
-        assert rows["gpt-4o"] == {"name": "gpt-4o", "provider": "openai", "model": "gpt-4o", "weight": 6.0,
-                                  "gate": False, "status": "active", "votes": 1}
+        assert rows["gpt-4o"] == {
+            "name": "gpt-4o",
+            "provider": "openai",
+            "model": "gpt-4o",
+            "weight": 6.0,
+            "gate": False,
+            "status": "active",
+            "votes": 1,
+        }
         assert rows["claude"]["weight"] == 1.0 and rows["claude"]["votes"] == 2
         assert rows["gemini"]["status"] == "excluded (weight 0)"
 

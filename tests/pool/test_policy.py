@@ -12,8 +12,10 @@ from arena.pool import PoolExhausted, PoolPolicy
 
 
 def pool(contender_weights: dict[str, float], **sampling: object) -> PoolConfig:
-    contenders = [ContenderConfig(name=n, provider="openai", model=n, base_url="http://x", weight=w)
-                  for n, w in contender_weights.items()]
+    contenders = [
+        ContenderConfig(name=n, provider="openai", model=n, base_url="http://x", weight=w)
+        for n, w in contender_weights.items()
+    ]
     return PoolConfig(contenders=contenders, sampling=dict(sampling))
 
 
@@ -59,8 +61,9 @@ class TestDraw:
         assert "c" not in appearances(draws(policy, 300))
 
     def test_new_contender_boost_until_enough_votes(self) -> None:
-        policy = PoolPolicy.from_config(pool({"old1": 1, "old2": 1, "new": 1}, new_contender_boost=4.0,
-                                             boost_until_votes=100))
+        policy = PoolPolicy.from_config(
+            pool({"old1": 1, "old2": 1, "new": 1}, new_contender_boost=4.0, boost_until_votes=100)
+        )
         boosted = appearances(draws(policy, 4000, {"old1": 500, "old2": 800, "new": 10}))
         assert boosted["new"] > 1.5 * boosted["old1"]
         grown_up = appearances(draws(policy, 4000, {"old1": 500, "old2": 800, "new": 100}))
@@ -68,8 +71,9 @@ class TestDraw:
         assert policy.effective_weights({"new": 99}) == {"old1": 4.0, "old2": 4.0, "new": 4.0}
 
     def test_target_pair_takes_its_share(self) -> None:
-        policy = PoolPolicy.from_config(pool({"a": 1, "b": 1, "c": 1, "d": 1},
-                                             targets=[{"pair": ["c", "d"], "share": 0.5}]))
+        policy = PoolPolicy.from_config(
+            pool({"a": 1, "b": 1, "c": 1, "d": 1}, targets=[{"pair": ["c", "d"], "share": 0.5}])
+        )
         pairs = draws(policy, 4000)
         share = sum(frozenset(p) == {"c", "d"} for p in pairs) / len(pairs)
         # 0.5 from the target, plus 1/6 of the other half from ordinary sampling
@@ -84,8 +88,10 @@ class TestDraw:
 class TestOutage:
     def test_repeated_failures_cool_a_contender_down_and_it_comes_back(self) -> None:
         clock = [1_000_000.0]
-        policy = PoolPolicy(PoolPolicy.from_config(pool({"a": 1, "b": 1, "c": 1}, failure_threshold=3,
-                                                        cooldown_seconds=60)).config, clock=lambda: clock[0])
+        policy = PoolPolicy(
+            PoolPolicy.from_config(pool({"a": 1, "b": 1, "c": 1}, failure_threshold=3, cooldown_seconds=60)).config,
+            clock=lambda: clock[0],
+        )
         policy.record_result("c", False)
         policy.record_result("c", False)
         assert policy.status("c") == "active"  # two failures are not an outage yet
@@ -109,8 +115,9 @@ class TestOutage:
             policy.draw(random.Random(0), {})
 
     def test_target_pair_pauses_while_one_side_cools(self) -> None:
-        policy = PoolPolicy.from_config(pool({"a": 1, "b": 1, "c": 1}, failure_threshold=1,
-                                             targets=[{"pair": ["a", "b"], "share": 1.0}]))
+        policy = PoolPolicy.from_config(
+            pool({"a": 1, "b": 1, "c": 1}, failure_threshold=1, targets=[{"pair": ["a", "b"], "share": 1.0}])
+        )
         assert set(map(frozenset, draws(policy, 50))) == {frozenset("ab")}
         policy.record_result("b", False)
         assert set(map(frozenset, draws(policy, 50))) == {frozenset("ac")}

@@ -16,12 +16,8 @@ from arena.ratings.accuracy import (
 )
 
 
-def _votes(
-    errors_a: list[float | None], errors_b: list[float | None], outcomes: list[float]
-) -> list[LabelledVote]:
-    return [
-        LabelledVote("near", "far", o, ea, eb) for ea, eb, o in zip(errors_a, errors_b, outcomes, strict=True)
-    ]
+def _votes(errors_a: list[float | None], errors_b: list[float | None], outcomes: list[float]) -> list[LabelledVote]:
+    return [LabelledVote("near", "far", o, ea, eb) for ea, eb, o in zip(errors_a, errors_b, outcomes, strict=True)]
 
 
 class TestGeoScore:
@@ -86,8 +82,10 @@ class TestAccuracySection:
             assert within[str(km)]["ci_low"] - 0.01 <= expected <= within[str(km)]["ci_high"] + 0.01
 
     def test_a_radius_counts_only_labels_that_precise(self) -> None:
-        votes = [LabelledVote("x", "y", 1.0, 0.0, 5.0, precision_km=750.0),  # a typed country: no 25 km claim
-                 LabelledVote("x", "y", 1.0, 10.0, 5.0, precision_km=1.0)]
+        votes = [
+            LabelledVote("x", "y", 1.0, 0.0, 5.0, precision_km=750.0),  # a typed country: no 25 km claim
+            LabelledVote("x", "y", 1.0, 10.0, 5.0, precision_km=1.0),
+        ]
         within = accuracy_section(votes, rounds=20)["x"]["within_km"]
         assert within["25"] == {"value": 1.0, "ci_low": 1.0, "ci_high": 1.0, "of": 1}
         assert within["750"]["value"] == 1.0 and "of" not in within["750"]
@@ -143,13 +141,21 @@ class TestRankFromAFile:
         rows = []
         for i in range(60):
             labelled = i % 3 != 2
-            rows.append({
-                "question_id": f"{i:032x}", "model_a": "x", "model_b": "y",
-                "winner": "model_a" if i % 4 else "model_b", "tstamp": 1767225600.0 + i,
-                "error_km_a": 10.0 if labelled else None, "error_km_b": (900.0 if i % 2 else None) if labelled else None,
-                "country": "JP" if labelled else None, "continent": "Asia" if labelled else None,
-                "answer_country_a": "JP", "answer_country_b": "JP" if i % 2 else None,
-            })
+            rows.append(
+                {
+                    "question_id": f"{i:032x}",
+                    "model_a": "x",
+                    "model_b": "y",
+                    "winner": "model_a" if i % 4 else "model_b",
+                    "tstamp": 1767225600.0 + i,
+                    "error_km_a": 10.0 if labelled else None,
+                    "error_km_b": (900.0 if i % 2 else None) if labelled else None,
+                    "country": "JP" if labelled else None,
+                    "continent": "Asia" if labelled else None,
+                    "answer_country_a": "JP",
+                    "answer_country_b": "JP" if i % 2 else None,
+                }
+            )
         path = tmp_path / "votes.jsonl"
         path.write_bytes(b"".join(write_rows(iter(rows), "jsonl")))
         log, _ = log_from_file(path)

@@ -21,8 +21,11 @@ WAIT = 90.0  # seconds: the job bootstraps 100 rounds on a machine other tests s
 
 
 async def vote_once(client: httpx.AsyncClient, photo: bytes, choice: str, base: str = "") -> None:
-    created = await client.post(f"{base}/api/battles", files={"image": ("photo.jpg", photo, "image/jpeg")},
-                                data={"prompt": "Where was this taken?"})
+    created = await client.post(
+        f"{base}/api/battles",
+        files={"image": ("photo.jpg", photo, "image/jpeg")},
+        data={"prompt": "Where was this taken?"},
+    )
     assert created.status_code == 201, created.text
     body = created.json()
     events = await client.get(f"{base}{body['events_url']}")
@@ -83,8 +86,10 @@ async def test_arena_serve_ranks_on_its_own(tmp_path, openai_server):
     """A real `arena serve` (SQLite, ARENA_ENV=test) with `[ratings] every` in its pool file."""
     base_url, _ = openai_server
     pool = write_pool(tmp_path / "arena.toml", base_url, {"model-one": "echo-one", "model-two": "echo-two"})
-    pool.write_text(pool.read_text() + '\n[ratings]\nevery = "1s"\nrounds = 20\n'
-                    "\n[integrity]\nmin_read_seconds = 0\nread_chars_per_second = 1e9\n")
+    pool.write_text(
+        pool.read_text() + '\n[ratings]\nevery = "1s"\nrounds = 20\n'
+        "\n[integrity]\nmin_read_seconds = 0\nread_chars_per_second = 1e9\n"
+    )
     photo = (SAMPLE_DIR / "images" / "level1-1.jpg").read_bytes()
     with serve_arena(tmp_path, pool) as server:
         async with httpx.AsyncClient(trust_env=False, timeout=30) as client:
@@ -105,8 +110,10 @@ class TestSettings:
 
     def test_environment_over_pool_file_over_default(self, tmp_path: Path, monkeypatch):
         pool = tmp_path / "arena.toml"
-        pool.write_text('[[contenders]]\nname = "a"\nprovider = "baseline"\n[[contenders]]\nname = "b"\n'
-                        'provider = "baseline"\n[ratings]\nevery = "2m"\n')
+        pool.write_text(
+            '[[contenders]]\nname = "a"\nprovider = "baseline"\n[[contenders]]\nname = "b"\n'
+            'provider = "baseline"\n[ratings]\nevery = "2m"\n'
+        )
         assert Settings(config=pool).rank_interval == 120
         assert Settings(config=tmp_path / "none.toml").rank_interval == 30
         assert Settings(config=tmp_path / "none.toml", env="test").rank_interval == 0
@@ -118,7 +125,9 @@ class TestSettings:
 
     def test_a_bad_pool_interval_names_the_key(self, tmp_path: Path):
         pool = tmp_path / "arena.toml"
-        pool.write_text('[[contenders]]\nname = "a"\nprovider = "baseline"\n[[contenders]]\nname = "b"\n'
-                        'provider = "baseline"\n[ratings]\nevery = "often"\n')
+        pool.write_text(
+            '[[contenders]]\nname = "a"\nprovider = "baseline"\n[[contenders]]\nname = "b"\n'
+            'provider = "baseline"\n[ratings]\nevery = "often"\n'
+        )
         with pytest.raises(ValueError, match="every"):
             load_pool(pool)

@@ -13,16 +13,26 @@ from arena.ratings.columnar import log_from_table
 from arena.ratings.job import log_from_file, log_from_rows
 from tests.export.test_format import row, write
 
-TRUTH = {"error_km_a": None, "error_km_b": None, "country": None, "continent": None,
-         "answer_country_a": None, "answer_country_b": None}
+TRUTH = {
+    "error_km_a": None,
+    "error_km_b": None,
+    "country": None,
+    "continent": None,
+    "answer_country_a": None,
+    "answer_country_b": None,
+}
 
 
 def varied_rows() -> list[dict]:
     rows = []
     for i in range(40):
         r = row(i, **TRUTH)
-        r["model_a"], r["model_b"] = [("geo-large", "geo-small+gate"), ("geo-small", "geo-large"),
-                                      ("=cmd", "geo-small"), ("geo-small+gate", "geo-small")][i % 4]
+        r["model_a"], r["model_b"] = [
+            ("geo-large", "geo-small+gate"),
+            ("geo-small", "geo-large"),
+            ("=cmd", "geo-small"),
+            ("geo-small+gate", "geo-small"),
+        ][i % 4]
         r["gate_a"], r["gate_b"] = r["model_a"].endswith("+gate"), r["model_b"].endswith("+gate")
         r["judge"] = ["", "v1", "v2", "v1", "v3"][i % 5]
         r["categories"] = [[], ["landmark"], ["street", "street"], ["sign"]][i % 4]
@@ -68,8 +78,10 @@ class TestColumnarPath:
         assert_same_log(fast, slow)
 
     def test_votes_without_style_metadata_have_no_features(self, tmp_path):
-        rows = [{k: v for k, v in r.items() if k not in ("conv_metadata", "gps_count_a", "gps_count_b")}
-                for r in varied_rows()]
+        rows = [
+            {k: v for k, v in r.items() if k not in ("conv_metadata", "gps_count_a", "gps_count_b")}
+            for r in varied_rows()
+        ]
         path = tmp_path / "votes.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         fast = log_from_table(read_vote_table(path))
@@ -100,8 +112,10 @@ class TestColumnarPath:
         assert any(name.startswith("continent:") for name in log.categories)
 
     def test_a_fastchat_file_with_only_the_basic_columns(self, tmp_path):
-        rows = [{"question_id": str(i), "model_a": "x", "model_b": "y", "winner": w, "tstamp": float(i)}
-                for i, w in enumerate(["model_a", "model_b", "tie", "tie (bothbad)"] * 3)]
+        rows = [
+            {"question_id": str(i), "model_a": "x", "model_b": "y", "winner": w, "tstamp": float(i)}
+            for i, w in enumerate(["model_a", "model_b", "tie", "tie (bothbad)"] * 3)
+        ]
         path = tmp_path / "votes.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         fast = log_from_table(read_vote_table(path))

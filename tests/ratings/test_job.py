@@ -31,7 +31,12 @@ class TestRankDatabase:
         assert sum(r["votes"] for r in snapshot["leaderboard"]) == 24
         gate = next(r for r in snapshot["leaderboard"] if r["contender"] == "geo-small+gate")
         assert gate["gate"] is True
-        assert {c["name"] for c in snapshot["categories"]} >= {"language:en", "language:fr", "gate vs plain", "category:landmark"}
+        assert {c["name"] for c in snapshot["categories"]} >= {
+            "language:en",
+            "language:fr",
+            "gate vs plain",
+            "category:landmark",
+        }
         with sessions() as session:
             stored = session.scalars(select(LeaderboardSnapshot)).one()
             assert stored.votes_used == 12 and stored.payload["leaderboard"] == snapshot["leaderboard"]
@@ -70,7 +75,9 @@ class TestLeaderboardApi:
         for row in latest["leaderboard"]:
             assert row["contender"] in page
         assert "Style-adjusted" in page and "/static/leaderboard.js" in page
-        assert not re.search(r"https?://(?!www\.w3\.org)", page.split("<script type=\"application/json\"")[0].split("<main")[1])
+        assert not re.search(
+            r"https?://(?!www\.w3\.org)", page.split('<script type="application/json"')[0].split("<main")[1]
+        )
         embedded = re.search(r'<script type="application/json" id="lb-data">(.*?)</script>', page, re.DOTALL)
         assert embedded and json.loads(embedded.group(1))["votes_used"] == 12
 

@@ -27,11 +27,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def snapshot_for(contenders: int, votes: int, seed: int) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
-    a, b, y, fa, fb = simulate(rng.normal(0, 0.7, contenders), votes, rng, style_effect=np.array([0.4, 0.1, -0.1, -0.1, 0.05]))
+    a, b, y, fa, fb = simulate(
+        rng.normal(0, 0.7, contenders), votes, rng, style_effect=np.array([0.4, 0.1, -0.1, -0.1, 0.05])
+    )
     names = [f"{'gpt-4o' if i == 0 else 'contender'}-{i:02d}{'+gate' if i % 3 == 0 else ''}" for i in range(contenders)]
-    languages = {"language:en": np.flatnonzero(np.arange(votes) % 4 != 0), "language:ja": np.flatnonzero(np.arange(votes) % 40 == 0)}
-    log = VoteLog(names, a, b, y, fa, fb, np.arange(votes, dtype=float), {n: n.endswith("+gate") for n in names}, languages)
-    return build_snapshot(log, RankOptions(rounds=20, seed=seed), excluded={"flagged:identity_leak": 3, "side_failed": 1})
+    languages = {
+        "language:en": np.flatnonzero(np.arange(votes) % 4 != 0),
+        "language:ja": np.flatnonzero(np.arange(votes) % 40 == 0),
+    }
+    log = VoteLog(
+        names, a, b, y, fa, fb, np.arange(votes, dtype=float), {n: n.endswith("+gate") for n in names}, languages
+    )
+    return build_snapshot(
+        log, RankOptions(rounds=20, seed=seed), excluded={"flagged:identity_leak": 3, "side_failed": 1}
+    )
 
 
 def serve_with(tmp_path: Path, snapshot: dict[str, Any] | None):  # type: ignore[no-untyped-def]
@@ -39,8 +48,13 @@ def serve_with(tmp_path: Path, snapshot: dict[str, Any] | None):  # type: ignore
     upgrade(url)
     if snapshot is not None:
         store_snapshot(make_sessionmaker(make_engine(url)), snapshot)
-    settings = Settings(env="test", data_dir=tmp_path / "data", database_url=url, config=tmp_path / "none.toml",
-                        secret_key="browser-test-secret")
+    settings = Settings(
+        env="test",
+        data_dir=tmp_path / "data",
+        database_url=url,
+        config=tmp_path / "none.toml",
+        secret_key="browser-test-secret",
+    )
     return serve_in_thread(create_app(settings))
 
 
@@ -116,12 +130,15 @@ class TestLeaderboardInBrowser:
             context, page, _, errors = open_page(chromium, base)
             assert errors == []
             sentences = page.locator("#lb-effects li").all_inner_texts()
-            expected = f"+gate adds {uplift['points']:.0f} [{uplift['ci_low']:.0f}, {uplift['ci_high']:.0f}] points to gpt-4o."
+            expected = (
+                f"+gate adds {uplift['points']:.0f} [{uplift['ci_low']:.0f}, {uplift['ci_high']:.0f}] points to gpt-4o."
+            )
             assert expected in sentences
             assert any(s.startswith("+gate takes ") and s.endswith(" points from claude.") for s in sentences)
             assert sum("left answer (A)" in s for s in sentences) == 1 and len(sentences) == 3
             page.locator("#lb-effects").screenshot(path=str(SCREENSHOTS / "leaderboard-effects.png"))
             context.close()
+
 
 class TestHonestUncertaintyInBrowser:
     def test_provisional_contenders_apart_and_robustness_in_words(self, chromium, tmp_path):

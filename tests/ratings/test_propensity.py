@@ -32,6 +32,7 @@ class TestInversePropensity:
         log = VoteLog(names, a, b, y, propensity=propensity)
         plain = build_snapshot(log, RankOptions(ci="sandwich", style=False))
         weighted = build_snapshot(log, RankOptions(ci="sandwich", style=False, inverse_propensity=True))
+
         def rating(snapshot):
             return {r["contender"]: r["rating"] for r in snapshot["leaderboard"]}
 
@@ -44,7 +45,9 @@ class TestInversePropensity:
         a, b, y = votes(UNIFORM)
         propensity = np.full(a.size, 1 / 3)
         propensity[0] = np.nan
-        snap = build_snapshot(VoteLog(["x", "y", "z"], a, b, y, propensity=propensity),
-                              RankOptions(ci="sandwich", style=False, inverse_propensity=True))
+        snap = build_snapshot(
+            VoteLog(["x", "y", "z"], a, b, y, propensity=propensity),
+            RankOptions(ci="sandwich", style=False, inverse_propensity=True),
+        )
         assert snap["method"]["inverse_propensity"] is False
         assert any("1 vote(s) have no sampling propensity" in n for n in snap["notes"])

@@ -21,9 +21,7 @@ class TestRegionCategories:
             label_country=None, label_continent=None, answer_country_a="FR", answer_country_b="FR"
         ) == ["answers agree:France"]
         assert (
-            region_categories(
-                label_country=None, label_continent=None, answer_country_a="FR", answer_country_b="DE"
-            )
+            region_categories(label_country=None, label_continent=None, answer_country_a="FR", answer_country_b="DE")
             == []
         )
 

@@ -69,6 +69,7 @@ class TestAgainstExactRefits:
         swap = votes_to_swap(m, theta, first, second)
         assert swap.votes is not None and 1 <= swap.votes <= 6
         rows = [r for r in range(m.count.size) for _ in range(int(m.count[r]))]
+
         def swaps_with(k: int) -> bool:
             for chosen in combinations_with_replacement(sorted(set(rows)), k):
                 counts = m.count.copy()
@@ -76,6 +77,7 @@ class TestAgainstExactRefits:
                 if (counts >= 0).all() and refit_gap(m, counts, first, second) <= 0:
                     return True
             return False
+
         assert swaps_with(swap.votes)
         assert not swaps_with(swap.votes - 1)
 
@@ -117,5 +119,8 @@ class TestOnTheSnapshot:
 
     def test_words(self):
         assert describe(None) is None
-        assert describe({"pairs": [{"votes": 1}], "votes_total": 10}) == "#1 would change if 1 vote were removed (out of 10)."
+        assert (
+            describe({"pairs": [{"votes": 1}], "votes_total": 10})
+            == "#1 would change if 1 vote were removed (out of 10)."
+        )
         assert describe({"pairs": [{"votes": None}]}) == "#1 would not change by removing votes alone."

@@ -52,10 +52,26 @@ class TestFilters:
 def two_contender_log() -> VoteLog:
     builder = VoteLogBuilder()
     for i in range(3):
-        builder.add("geo-large", "geo-small+gate", 1.0, features_a=(50, 0, 0, 0, 1), features_b=(10, 0, 0, 0, 0),
-                    tstamp=i, gate_b=True, language="en")
-    builder.add("geo-small+gate", "geo-large", 1.0, features_a=(40, 1, 0, 0, 1), features_b=(45, 0, 0, 0, 0),
-                tstamp=3, gate_a=True, language="fr")
+        builder.add(
+            "geo-large",
+            "geo-small+gate",
+            1.0,
+            features_a=(50, 0, 0, 0, 1),
+            features_b=(10, 0, 0, 0, 0),
+            tstamp=i,
+            gate_b=True,
+            language="en",
+        )
+    builder.add(
+        "geo-small+gate",
+        "geo-large",
+        1.0,
+        features_a=(40, 1, 0, 0, 1),
+        features_b=(45, 0, 0, 0, 0),
+        tstamp=3,
+        gate_a=True,
+        language="fr",
+    )
     return builder.build()
 
 
@@ -103,7 +119,9 @@ class TestSnapshot:
             assert first[key] == second[key]
 
     def test_anchor(self):
-        snap = build_snapshot(two_contender_log(), RankOptions(ci="sandwich", anchor="geo-small+gate", anchor_rating=1000))
+        snap = build_snapshot(
+            two_contender_log(), RankOptions(ci="sandwich", anchor="geo-small+gate", anchor_rating=1000)
+        )
         rows = {r["contender"]: r for r in snap["leaderboard"]}
         assert rows["geo-small+gate"]["rating"] == 1000.0
         assert rows["geo-large"]["rating"] == pytest.approx(1000 + 400 * np.log10(3), abs=1e-3)

@@ -36,7 +36,9 @@ class TestDavidson:
             theta = np.r_[0.0, params[:2]]
             return -ties.log_likelihood(theta, params[2], m)
 
-        best = minimize(nll, np.zeros(3), method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000})
+        best = minimize(
+            nll, np.zeros(3), method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000}
+        )
         expected = np.r_[0.0, best.x[:2]]
         assert fit.theta - fit.theta[0] == pytest.approx(expected, abs=1e-5)
         assert fit.log_nu == pytest.approx(best.x[2], abs=1e-5)
@@ -89,7 +91,14 @@ class TestSnapshotTieModels:
     def log(self) -> VoteLog:
         rng = np.random.default_rng(9)
         a, b, y = davidson_votes(np.array([0.0, 0.4, 0.9]), np.log(0.7), 3000, rng)
-        return VoteLog(["x", "y", "z"], a, b, y, tstamp=np.arange(y.size, dtype=float), categories={"plain only": np.arange(y.size)})
+        return VoteLog(
+            ["x", "y", "z"],
+            a,
+            b,
+            y,
+            tstamp=np.arange(y.size, dtype=float),
+            categories={"plain only": np.arange(y.size)},
+        )
 
     def test_the_snapshot_says_which_tie_model_made_it(self):
         log = self.log()
@@ -129,6 +138,9 @@ class TestRankCommand:
         out = tmp_path / "snap.json"
         monkeypatch.setenv("ARENA_CONFIG", "/nonexistent/arena.toml")
         monkeypatch.setenv("ARENA_DATA_DIR", str(tmp_path))
-        assert arena_main(["rank", "--input", str(path), "--output", str(out), "--ties", "davidson", "--ci", "sandwich"]) == 0
+        assert (
+            arena_main(["rank", "--input", str(path), "--output", str(out), "--ties", "davidson", "--ci", "sandwich"])
+            == 0
+        )
         snap = json.loads(out.read_text())
         assert snap["method"]["tie_model"] == "davidson" and snap["leaderboard"][0]["contender"] == "x"

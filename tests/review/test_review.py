@@ -49,8 +49,9 @@ async def review_all(client, token: str, pick) -> int:
             return done
         ticket = found.group(1)
         battle_id, swapped = ticket.split(".")[0], ticket.split(".")[1] == "1"
-        answer = await client.post("/review", data={"token": token, "ticket": ticket,
-                                                    "choice": pick(battle_id, swapped)})
+        answer = await client.post(
+            "/review", data={"token": token, "ticket": ticket, "choice": pick(battle_id, swapped)}
+        )
         assert answer.status_code == 303 and answer.headers["location"].startswith("/review?token=")
         done += 1
 
@@ -124,7 +125,8 @@ class TestReviewPage:
         assert "expert vs crowd: 60.0%" in capsys.readouterr().out
 
         assert (await client.get("/api/admin/reviews/stats")).status_code == 401
-        api = await client.get("/api/admin/reviews/stats",
-                               headers={"Authorization": "Bearer test-admin-token-0123456789"})
+        api = await client.get(
+            "/api/admin/reviews/stats", headers={"Authorization": "Bearer test-admin-token-0123456789"}
+        )
         assert api.status_code == 200 and api.json()["expert_crowd"] == crowd_agreement
         assert (await client.get("/review", params={"token": "x" * 500})).status_code == 403

@@ -52,8 +52,9 @@ class JudgeModels:
             return JSONResponse({"error": {"message": "judge is down", "type": "server_error"}}, status_code=500)
         text = user_text(body)
         if model == "voter-vision" and not has_image(body):
-            return JSONResponse({"error": {"message": "this judge needs the photo", "type": "invalid_request"}},
-                                status_code=400)
+            return JSONResponse(
+                {"error": {"message": "this judge needs the photo", "type": "invalid_request"}}, status_code=400
+            )
         answer = self._answer(model, text)
         return StreamingResponse(_stream(answer), media_type="text/event-stream")
 
@@ -88,8 +89,13 @@ def grade(text: str, *, outside: bool = False) -> dict[str, Any]:
     if outside:
         reached = [len(steps) + 5]
     correct = bool(gold_text) and gold_text.lower() in response.lower()
-    return {"extracted_final_answer": gold_text if correct else "None", "reasoning": "compared with the gold",
-            "correct": "yes" if correct else "no", "confidence": 80, "milestones_reached": reached}
+    return {
+        "extracted_final_answer": gold_text if correct else "None",
+        "reasoning": "compared with the gold",
+        "correct": "yes" if correct else "no",
+        "confidence": 80,
+        "milestones_reached": reached,
+    }
 
 
 def user_text(body: dict[str, Any]) -> str:
@@ -104,8 +110,10 @@ def user_text(body: dict[str, Any]) -> str:
 
 
 def has_image(body: dict[str, Any]) -> bool:
-    return any(isinstance(m.get("content"), list) and any(p.get("type") == "image_url" for p in m["content"])
-               for m in body.get("messages", []))
+    return any(
+        isinstance(m.get("content"), list) and any(p.get("type") == "image_url" for p in m["content"])
+        for m in body.get("messages", [])
+    )
 
 
 def _between(text: str, label: str) -> str:
@@ -122,6 +130,10 @@ async def _stream(text: str) -> AsyncIterator[str]:
 
 
 def _chunk(delta: dict[str, Any], finish_reason: str | None = None) -> str:
-    payload = {"id": "judge", "object": "chat.completion.chunk", "model": "judge",
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+    payload = {
+        "id": "judge",
+        "object": "chat.completion.chunk",
+        "model": "judge",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
     return "data: " + json.dumps(payload) + "\n\n"

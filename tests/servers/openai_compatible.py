@@ -52,8 +52,9 @@ class OpenAICompatibleServer:
             )
         if model == "bad-key":
             key = request.headers.get("authorization", "").removeprefix("Bearer ")
-            return JSONResponse({"error": {"message": f"Incorrect API key provided: {key}.", "type": "auth"}},
-                                status_code=401)
+            return JSONResponse(
+                {"error": {"message": f"Incorrect API key provided: {key}.", "type": "auth"}}, status_code=401
+            )
         if model == "bad-key-in-stream":
             key = request.headers.get("authorization", "").removeprefix("Bearer ")
             chunk = "data: " + json.dumps({"error": {"message": f"key {key} has no quota left"}}) + "\n\n"
@@ -84,7 +85,7 @@ class OpenAICompatibleServer:
         elif model.startswith("long-"):  # long-N: N characters of markdown, in 1000-character pieces
             line = "- **Evidence** item, with `code` and *emphasis* in it: the street signs here\n"
             text = (line * (int(model.removeprefix("long-")) // len(line) + 1))[: int(model.removeprefix("long-"))]
-            pieces = [text[i:i + 1000] for i in range(0, len(text), 1000)]
+            pieces = [text[i : i + 1000] for i in range(0, len(text), 1000)]
         elif model == "surrogate":  # a lone surrogate and a NUL, as JSON escapes can carry them
             pieces = ["Best guess: **Paris** \ud83d", " (48.8566\u0000N)."]
         else:
@@ -108,15 +109,28 @@ class OpenAICompatibleServer:
                 if delay:
                     await asyncio.sleep(delay)
         yield _chunk(model, {}, finish_reason="stop")
-        yield "data: " + json.dumps({"id": "x", "object": "chat.completion.chunk", "model": model,
-                                     "choices": [], "usage": {"prompt_tokens": 812, "completion_tokens": 57,
-                                                              "total_tokens": 869}}) + "\n\n"
+        yield (
+            "data: "
+            + json.dumps(
+                {
+                    "id": "x",
+                    "object": "chat.completion.chunk",
+                    "model": model,
+                    "choices": [],
+                    "usage": {"prompt_tokens": 812, "completion_tokens": 57, "total_tokens": 869},
+                }
+            )
+            + "\n\n"
+        )
         yield "data: [DONE]\n\n"
 
 
 def _chunk(model: str, delta: dict[str, Any], finish_reason: str | None = None) -> str:
     payload = {
-        "id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0, "model": model,
+        "id": "chatcmpl-test",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": model,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
     }
     return "data: " + json.dumps(payload) + "\n\n"

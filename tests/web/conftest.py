@@ -51,8 +51,9 @@ def arena_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArenaServ
 
 
 @contextmanager
-def serve_arena(base: Path, config: Path, database_url: str | None = None,
-                env_extra: dict[str, str] | None = None) -> Iterator[ArenaServer]:
+def serve_arena(
+    base: Path, config: Path, database_url: str | None = None, env_extra: dict[str, str] | None = None
+) -> Iterator[ArenaServer]:
     """`arena serve` on a free loopback port until the block ends; SQLite
     under `base` (or `database_url`), the pool from `config`. No ARENA_*
     variable leaks in; the secret is shared by every server under one `base`."""
@@ -74,7 +75,10 @@ def serve_arena(base: Path, config: Path, database_url: str | None = None,
     with server.log.open("wb") as log:
         process = subprocess.Popen(
             [str(arena), "serve", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     try:
         _wait_until_serving(server, process)

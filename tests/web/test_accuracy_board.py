@@ -41,10 +41,16 @@ def simulated_snapshot(seed: int = 0) -> dict[str, Any]:
             da, db = (ea if ea is not None else 1e9), (eb if eb is not None else 1e9)
             a_closer = da < db
             outcome = float(a_closer == (rng.random() < 0.75))
-            labelled = LabelledVote(str(a), str(b), outcome, ea, eb, ea is not None and ea < 500,
-                                    eb is not None and eb < 500, country)
-            builder.add(str(a), str(b), outcome, regions=region_categories(label_country=country,
-                        label_continent=continent), labelled=labelled)
+            labelled = LabelledVote(
+                str(a), str(b), outcome, ea, eb, ea is not None and ea < 500, eb is not None and eb < 500, country
+            )
+            builder.add(
+                str(a),
+                str(b),
+                outcome,
+                regions=region_categories(label_country=country, label_continent=continent),
+                labelled=labelled,
+            )
     return build_snapshot(builder.build(), RankOptions(rounds=50, min_category_votes=50))
 
 

@@ -122,8 +122,10 @@ class TestArenaInBrowser:
         # Named and typed like a JPEG, so only the server (which reads the content) can refuse it.
         not_a_photo = b"\xff\xd8\xff\xe0 but not really a JPEG" * 4
         expected = httpx.post(
-            arena_server.url + "/api/battles", trust_env=False,
-            files={"image": ("photo.jpg", not_a_photo, "image/jpeg")}, data={"prompt": "Where is this?"},
+            arena_server.url + "/api/battles",
+            trust_env=False,
+            files={"image": ("photo.jpg", not_a_photo, "image/jpeg")},
+            data={"prompt": "Where is this?"},
         )
         assert 400 <= expected.status_code < 500
         message = expected.json()["message"]
@@ -169,8 +171,10 @@ class TestArenaInBrowser:
 
         new_battle = page.get_by_role("button", name="New battle")
         new_battle.wait_for(timeout=ANSWER_TIMEOUT_MS)
-        page.wait_for_function("() => !document.querySelector('#pane-a[aria-busy=true], #pane-b[aria-busy=true]')",
-                               timeout=ANSWER_TIMEOUT_MS)
+        page.wait_for_function(
+            "() => !document.querySelector('#pane-a[aria-busy=true], #pane-b[aria-busy=true]')",
+            timeout=ANSWER_TIMEOUT_MS,
+        )
         states = {side: page.locator(f"#pane-{side}").get_attribute("data-state") for side in "ab"}
         assert sorted(states.values()) == ["done", "error"]
         failed = next(side for side, state in states.items() if state == "error")

@@ -24,8 +24,12 @@ ROOT = Path(__file__).resolve().parents[2]
 def offline_settings(tmp_path: Path, **overrides: Any) -> Settings:
     """An arena with the offline pool (no pool file) and its own data dir."""
     return Settings(
-        env="test", data_dir=tmp_path / "data", config=tmp_path / "no-pool.toml",
-        database_url=f"sqlite:///{tmp_path / 'arena.db'}", secret_key="test-secret", **overrides,
+        env="test",
+        data_dir=tmp_path / "data",
+        config=tmp_path / "no-pool.toml",
+        database_url=f"sqlite:///{tmp_path / 'arena.db'}",
+        secret_key="test-secret",
+        **overrides,
     )
 
 
@@ -165,8 +169,10 @@ class Page(HTMLParser):
 
     def find(self, *, tag: str | None = None, id: str | None = None, attr: str | None = None) -> list[Element]:
         return [
-            e for e in self.elements
-            if (tag is None or e.tag == tag) and (id is None or e.attrs.get("id") == id)
+            e
+            for e in self.elements
+            if (tag is None or e.tag == tag)
+            and (id is None or e.attrs.get("id") == id)
             and (attr is None or attr in e.attrs)
         ]
 

@@ -33,14 +33,17 @@ class TestHeaders:
 
 
 class TestErrorFormat:
-    @pytest.mark.parametrize(("method", "path", "status", "code"), [
-        ("GET", "/no/such/page", 404, "not_found"),
-        ("DELETE", "/api/battles", 405, "method_not_allowed"),
-        ("PUT", "/api/leaderboard", 405, "method_not_allowed"),
-        ("GET", "/api/battles/unknown/events", 404, "battle_not_found"),
-        ("POST", "/api/battles/unknown/vote", 422, "invalid_request"),
-        ("GET", "/images/not-a-hash", 404, None),
-    ])
+    @pytest.mark.parametrize(
+        ("method", "path", "status", "code"),
+        [
+            ("GET", "/no/such/page", 404, "not_found"),
+            ("DELETE", "/api/battles", 405, "method_not_allowed"),
+            ("PUT", "/api/leaderboard", 405, "method_not_allowed"),
+            ("GET", "/api/battles/unknown/events", 404, "battle_not_found"),
+            ("POST", "/api/battles/unknown/vote", 422, "invalid_request"),
+            ("GET", "/images/not-a-hash", 404, None),
+        ],
+    )
     async def test_error_answers_are_error_and_message(self, client, method, path, status, code):
         response = await client.request(method, path)
         assert response.status_code == status

@@ -41,10 +41,18 @@ def battles_in(database: Path) -> int:
 class TestCrossSiteForm:
     def test_another_sites_form_is_refused(self, chromium: Any, challenged_arena: Any) -> None:
         target = challenged_arena.url + "/api/battles"
-        evil = Starlette(routes=[Route("/", lambda request: HTMLResponse(
-            f'<form id="f" method="post" enctype="multipart/form-data" action="{target}">'
-            '<input name="prompt" value="Where was this taken?"></form>'
-            '<script>document.getElementById("f").submit()</script>'))])
+        evil = Starlette(
+            routes=[
+                Route(
+                    "/",
+                    lambda request: HTMLResponse(
+                        f'<form id="f" method="post" enctype="multipart/form-data" action="{target}">'
+                        '<input name="prompt" value="Where was this taken?"></form>'
+                        '<script>document.getElementById("f").submit()</script>'
+                    ),
+                )
+            ]
+        )
         before = battles_in(challenged_arena.database)
         with serve_in_thread(evil) as evil_url:
             context = chromium.new_context()
@@ -64,7 +72,9 @@ class TestCrossSiteForm:
 
 
 class TestChallengeInBrowser:
-    def test_the_page_solves_it_and_the_battle_starts(self, chromium: Any, challenged_arena: Any, sample_photo: Path) -> None:
+    def test_the_page_solves_it_and_the_battle_starts(
+        self, chromium: Any, challenged_arena: Any, sample_photo: Path
+    ) -> None:
         with sqlite3.connect(challenged_arena.database) as db:
             assert db.execute("SELECT count(*) FROM spent_challenges").fetchone()[0] == 0
         context = chromium.new_context(viewport={"width": 1280, "height": 900})

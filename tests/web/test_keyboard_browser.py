@@ -32,8 +32,11 @@ def paced_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArenaServe
     with serve_in_thread(models.app) as models_url:
         pool = base / "arena.toml"
         pool.write_text(
-            "".join(f'[[contenders]]\nname = "{name}"\nprovider = "openai"\nbase_url = "{models_url}/v1"\n'
-                    f'model = "paced-{name}"\ntimeout = 30\n\n' for name in ("north", "south"))
+            "".join(
+                f'[[contenders]]\nname = "{name}"\nprovider = "openai"\nbase_url = "{models_url}/v1"\n'
+                f'model = "paced-{name}"\ntimeout = 30\n\n'
+                for name in ("north", "south")
+            )
             + '[integrity]\nchallenge = "off"\n'
         )
         with serve_arena(base, pool) as server:

@@ -32,7 +32,10 @@ class TestPinOnTheMap:
             pytest.fail(f"sample photo missing: {photo} (set GEOARENA_SHARED to the shared dir)")
         context = chromium.new_context(viewport={"width": 1280, "height": 1000})
         outside: list[str] = []
-        context.on("request", lambda r: None if r.url.startswith((arena.url, "blob:" + arena.url, "data:")) else outside.append(r.url))
+        context.on(
+            "request",
+            lambda r: None if r.url.startswith((arena.url, "blob:" + arena.url, "data:")) else outside.append(r.url),
+        )
         page = context.new_page()
         page.set_default_timeout(15_000)
         errors: list[str] = []
@@ -50,7 +53,9 @@ class TestPinOnTheMap:
                 list(CHANGCHUN),
             )
             page.mouse.click(x, y)
-            assert re.fullmatch(r"Pin placed at 4\d\.\d\d° N, 12\d\.\d\d° E\.", page.locator("#pin-readout").inner_text())
+            assert re.fullmatch(
+                r"Pin placed at 4\d\.\d\d° N, 12\d\.\d\d° E\.", page.locator("#pin-readout").inner_text()
+            )
             lat, lon = map(float, page.locator("#location").input_value().split(","))
             assert great_circle_km(lat, lon, *CHANGCHUN) < 50  # a click is a pixel: about 0.5 degree here
             page.get_by_label("Drop a photo here").set_input_files(photo)

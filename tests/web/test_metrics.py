@@ -14,7 +14,8 @@ ADMIN = {"Authorization": "Bearer test-admin-token-0123456789"}
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     return {
         (s.name, tuple(sorted(s.labels.items()))): s.value
-        for family in text_string_to_metric_families(text) for s in family.samples
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
     }
 
 
@@ -34,8 +35,11 @@ async def test_battles_votes_and_refusals_are_counted(client, photo_bytes):
 
     await vote_once(client, photo_bytes, "a")
     await vote_once(client, photo_bytes, "tie")
-    refused = await client.post("/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")},
-                                data={"prompt": "What breed is this dog?"})
+    refused = await client.post(
+        "/api/battles",
+        files={"image": ("p.jpg", photo_bytes, "image/jpeg")},
+        data={"prompt": "What breed is this dog?"},
+    )
     assert refused.status_code == 422
     after = await scrape(client)
     for contender in ("model-one", "model-two"):

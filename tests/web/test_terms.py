@@ -55,11 +55,17 @@ class TestTermsPage:
             assert '<a href="/terms">Terms and your data</a>' in footer
 
     def test_serve_refuses_an_unreadable_terms_file(self, tmp_path: Path) -> None:
-        result = run_in(tmp_path, "serve", "--port", "1",
-                        env={"ARENA_DATA_DIR": str(tmp_path / "data"), "ARENA_TERMS_FILE": "missing-terms.md"})
+        result = run_in(
+            tmp_path,
+            "serve",
+            "--port",
+            "1",
+            env={"ARENA_DATA_DIR": str(tmp_path / "data"), "ARENA_TERMS_FILE": "missing-terms.md"},
+        )
         assert result.returncode == 1
-        assert result.stderr.strip() == (f"arena: ARENA_TERMS_FILE={tmp_path / 'missing-terms.md'} "
-                                         "cannot be read as UTF-8 text (FileNotFoundError)")
+        assert result.stderr.strip() == (
+            f"arena: ARENA_TERMS_FILE={tmp_path / 'missing-terms.md'} cannot be read as UTF-8 text (FileNotFoundError)"
+        )
         assert not (tmp_path / "data").exists()
 
 
@@ -93,5 +99,3 @@ class TestTermsInBrowser:
         assert page.evaluate("() => document.documentElement.scrollWidth") <= width
         assert dialogs == []  # the operator's <script> never ran
         context.close()
-
-

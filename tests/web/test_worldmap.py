@@ -13,21 +13,14 @@ from arena.web.worldmap import EMPTY, SHADES, world_map_svg
 class TestWorldMapSvg:
     def test_countries_are_shaded_by_their_labelled_battles(self) -> None:
         svg = world_map_svg({"JP": 1, "CN": 100}, label="Labelled battles by country")
-        by_country = {
-            code: fill for fill, code in re.findall(r'fill="(#[0-9a-f]{6})" data-country="([A-Z]*)"', svg)
-        }
+        by_country = {code: fill for fill, code in re.findall(r'fill="(#[0-9a-f]{6})" data-country="([A-Z]*)"', svg)}
         assert by_country["CN"] == SHADES[-1] and by_country["JP"] not in (EMPTY, SHADES[-1])
         assert by_country["FR"] == EMPTY
-        assert (
-            "<title>Japan: 1 labelled battle</title>" in svg
-            and "<title>China: 100 labelled battles</title>" in svg
-        )
+        assert "<title>Japan: 1 labelled battle</title>" in svg and "<title>China: 100 labelled battles</title>" in svg
 
     def test_no_outside_reference(self) -> None:
         svg = world_map_svg({}, label="map")
-        assert re.findall(r"https?://[^\"]+", svg) == [
-            "http://www.w3.org/2000/svg"
-        ]  # the namespace, never fetched
+        assert re.findall(r"https?://[^\"]+", svg) == ["http://www.w3.org/2000/svg"]  # the namespace, never fetched
         assert "<image" not in svg and "href" not in svg
 
 
@@ -39,9 +32,7 @@ class TestRenderedOffline:
         context.route("**/*", lambda route: (requests.append(route.request.url), route.abort()))
         page = context.new_page()
         try:
-            page.set_content(
-                f"<!doctype html><body style='margin:0'>{world_map_svg({'JP': 3}, label='map')}</body>"
-            )
+            page.set_content(f"<!doctype html><body style='margin:0'>{world_map_svg({'JP': 3}, label='map')}</body>")
             boxes = page.evaluate(
                 """() => Object.fromEntries([...document.querySelectorAll('path[data-country]')]
                      .filter(p => ['JP', 'CN', 'BR', 'US'].includes(p.dataset.country))

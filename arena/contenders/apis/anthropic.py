@@ -75,14 +75,16 @@ class AnthropicChat:
     supports_tools: bool = True
     _thinking: OrderedDict[str, list[dict[str, Any]]] = field(default_factory=OrderedDict, repr=False)
 
-    async def chat(
-        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()
-    ) -> AsyncIterator[ChatEvent]:
+    async def chat(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()) -> AsyncIterator[ChatEvent]:
         who = "The model API"  # shown to the voter before the reveal: no model name
         body = self._request_body(messages, tools)
         async with open_stream(
-            self.http, f"{self.base_url}/v1/messages",
-            body=body, headers=self._headers(), limits=self.limits, who=who,
+            self.http,
+            f"{self.base_url}/v1/messages",
+            body=body,
+            headers=self._headers(),
+            limits=self.limits,
+            who=who,
         ) as response:
             thinking: list[dict[str, Any]] = []
             first_call = ""

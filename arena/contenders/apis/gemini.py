@@ -91,9 +91,7 @@ class GeminiChat:
     supports_tools: bool = True
     _calls: OrderedDict[str, _CallMeta] = field(default_factory=OrderedDict, repr=False)
 
-    async def chat(
-        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()
-    ) -> AsyncIterator[ChatEvent]:
+    async def chat(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()) -> AsyncIterator[ChatEvent]:
         who = "The model API"  # shown to the voter before the reveal: no model name
         body = self._request_body(messages, tools)
         url = f"{self.base_url}/{self.api_version}/models/{self.model}:streamGenerateContent?alt=sse"

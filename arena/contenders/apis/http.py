@@ -55,8 +55,9 @@ async def open_stream(
                 return
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             if attempt >= limits.connect_retries:
-                raise ContenderError(f"{who}: could not connect to the model server ({type(exc).__name__}).",
-                                     retryable=True) from None
+                raise ContenderError(
+                    f"{who}: could not connect to the model server ({type(exc).__name__}).", retryable=True
+                ) from None
             attempt += 1
             await asyncio.sleep(RETRY_BACKOFF * 2 ** (attempt - 1))
         except httpx.ReadTimeout:
@@ -64,8 +65,7 @@ async def open_stream(
                 f"{who}: the model server sent nothing for {_seconds(limits.stall_timeout)}.", retryable=True
             ) from None
         except httpx.RemoteProtocolError:
-            raise ContenderError(f"{who}: the model server closed the connection mid-answer.",
-                                 retryable=True) from None
+            raise ContenderError(f"{who}: the model server closed the connection mid-answer.", retryable=True) from None
         except httpx.HTTPError as exc:
             raise ContenderError(f"{who}: HTTP error talking to the model server ({type(exc).__name__}).") from None
 
@@ -90,10 +90,12 @@ async def iter_sse(response: httpx.Response, limits: GenerationLimits, who: str)
                 break
             except TimeoutError:
                 if remaining <= limits.stall_timeout:
-                    raise ContenderError(f"{who}: the answer took longer than {_seconds(limits.timeout)}.",
-                                         retryable=True) from None
-                raise ContenderError(f"{who}: the model server stalled (nothing for "
-                                     f"{_seconds(limits.stall_timeout)}).", retryable=True) from None
+                    raise ContenderError(
+                        f"{who}: the answer took longer than {_seconds(limits.timeout)}.", retryable=True
+                    ) from None
+                raise ContenderError(
+                    f"{who}: the model server stalled (nothing for {_seconds(limits.stall_timeout)}).", retryable=True
+                ) from None
             if not line:
                 if data:
                     yield SSEMessage(event or "message", "\n".join(data))
@@ -130,10 +132,18 @@ def describe_http_error(who: str, response: httpx.Response) -> str:
     """`who: HTTP 429 (rate limited): <the API's own message>`, never the request."""
     status = response.status_code
     reason = {
-        400: "bad request", 401: "unauthorised: check the API key", 403: "forbidden",
-        404: "not found: check base_url and model", 408: "timeout", 413: "request too large",
-        429: "rate limited", 500: "server error", 502: "bad gateway", 503: "unavailable",
-        504: "gateway timeout", 529: "overloaded",
+        400: "bad request",
+        401: "unauthorised: check the API key",
+        403: "forbidden",
+        404: "not found: check base_url and model",
+        408: "timeout",
+        413: "request too large",
+        429: "rate limited",
+        500: "server error",
+        502: "bad gateway",
+        503: "unavailable",
+        504: "gateway timeout",
+        529: "overloaded",
     }.get(status, "error")
     detail = _api_message(response)
     return f"{who}: HTTP {status} ({reason})" + (f": {detail}" if detail else ".")

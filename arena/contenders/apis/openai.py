@@ -61,9 +61,7 @@ class OpenAIChat:
     max_tokens_field: str = "max_tokens"
     send_temperature: bool = True
 
-    async def chat(
-        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()
-    ) -> AsyncIterator[ChatEvent]:
+    async def chat(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()) -> AsyncIterator[ChatEvent]:
         who = "The model API"  # shown to the voter before the reveal: no model name
         body = self._body(messages, tools)
         headers = {"Accept": "text/event-stream"}
@@ -72,8 +70,12 @@ class OpenAIChat:
         calls = _ToolCallBuffer()
         finished = False
         async with open_stream(
-            self.http, self.base_url.rstrip("/") + "/chat/completions",
-            body=body, headers=headers, limits=self.limits, who=who,
+            self.http,
+            self.base_url.rstrip("/") + "/chat/completions",
+            body=body,
+            headers=headers,
+            limits=self.limits,
+            who=who,
         ) as response:
             async for message in iter_sse(response, self.limits, who):
                 if message.data.strip() == "[DONE]":
@@ -85,8 +87,9 @@ class OpenAIChat:
                 if "error" in chunk:  # some servers report errors inside the stream
                     error = chunk["error"]
                     detail = error.get("message", "") if isinstance(error, dict) else str(error)
-                    raise ContenderError(f"{who}: the model server reported an error: "
-                                         f"{redact_secrets(str(detail)[:300], headers)}")
+                    raise ContenderError(
+                        f"{who}: the model server reported an error: {redact_secrets(str(detail)[:300], headers)}"
+                    )
                 for choice in chunk.get("choices") or []:
                     delta = choice.get("delta") or {}
                     if text := delta.get("content"):
@@ -115,8 +118,10 @@ class OpenAIChat:
             body["stream_options"] = {"include_usage": True}
         if tools:
             body["tools"] = [
-                {"type": "function",
-                 "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                }
                 for t in tools
             ]
         body.update(self.extra_body)
@@ -129,15 +134,15 @@ def _to_openai(message: ChatMessage) -> list[dict[str, Any]]:
             {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content}
         ]
         if message.images:  # tool messages carry text only; images follow as a user turn
-            out.append({"role": "user", "content": _parts(f"Images from {message.name or 'the tool'}:",
-                                                          message.images)})
+            out.append(
+                {"role": "user", "content": _parts(f"Images from {message.name or 'the tool'}:", message.images)}
+            )
         return out
     if message.role == "assistant":
         entry: dict[str, Any] = {"role": "assistant", "content": message.content or None}
         if message.tool_calls:
             entry["tool_calls"] = [
-                {"id": c.id, "type": "function",
-                 "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
                 for c in message.tool_calls
             ]
         return [entry]
@@ -177,6 +182,7 @@ class _ToolCallBuffer:
                 arguments = None
             if not isinstance(arguments, dict):
                 arguments = {}
-            calls.append(ToolCall(id=call["id"] or f"call_{index}", name=call["name"],
-                                  arguments=arguments, raw_arguments=raw))
+            calls.append(
+                ToolCall(id=call["id"] or f"call_{index}", name=call["name"], arguments=arguments, raw_arguments=raw)
+            )
         return calls

@@ -23,7 +23,15 @@ from arena.geo.gazetteer import load_gazetteer
 
 BASELINE_MODELS = ("ocr-geolocator",)
 
-__all__ = ["GeolocatorOptions", "OcrEngine", "OcrGeolocator", "OcrLine", "build_baseline", "merge_lines", "shared_engine"]
+__all__ = [
+    "GeolocatorOptions",
+    "OcrEngine",
+    "OcrGeolocator",
+    "OcrLine",
+    "build_baseline",
+    "merge_lines",
+    "shared_engine",
+]
 
 
 def build_baseline(cfg: ContenderConfig, deps: ProviderDeps) -> OcrGeolocator:

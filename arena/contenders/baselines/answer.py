@@ -57,7 +57,9 @@ def _no_text(ranking: Ranking) -> str:
     )
     named = [e.match.places[0].label() for e in ranking.evidence if e.source == "question"]
     if named:
-        text += f" Your question mentions {', '.join(dict.fromkeys(named))}; I can't confirm or refine that from the image."
+        text += (
+            f" Your question mentions {', '.join(dict.fromkeys(named))}; I can't confirm or refine that from the image."
+        )
     return text
 
 
@@ -82,7 +84,9 @@ def _what_i_read(lines: Sequence[TextLine]) -> str:
     if more > 0:
         items.append(f"- … and {more} more line{'s' if more > 1 else ''}")
     chars = sum(len(ln.text) for ln in lines)
-    return f"### What I read\n{len(lines)} line{'s' if len(lines) != 1 else ''}, {chars} characters:\n\n" + "\n".join(items)
+    return f"### What I read\n{len(lines)} line{'s' if len(lines) != 1 else ''}, {chars} characters:\n\n" + "\n".join(
+        items
+    )
 
 
 def _scripts(ranking: Ranking) -> str:
@@ -93,7 +97,9 @@ def _scripts(ranking: Ranking) -> str:
         text += " " + "; ".join(report.hints) + "."
     if report.priors:
         top = list(report.priors.items())[:5]
-        text += " Where this script is written: " + ", ".join(f"{country_display_name(cc)} {w:.2f}" for cc, w in top) + "."
+        text += (
+            " Where this script is written: " + ", ".join(f"{country_display_name(cc)} {w:.2f}" for cc, w in top) + "."
+        )
     else:
         text += " That script is used worldwide, so it gives no prior on its own."
     return text

@@ -201,4 +201,3 @@ def _decode(image: ContenderImage) -> Image.Image:
     except Exception as exc:  # intake validated it; a failure here is a bug upstream
         raise ContenderError(f"could not decode the photo: {exc}") from exc
     return photo.convert("RGB")
-

@@ -69,7 +69,9 @@ class OcrEngine:
                 continue
             xs = [p[0] / scale for p in box]
             ys = [p[1] / scale for p in box]
-            lines.append(OcrLine(text, round(float(score), 3), (int(min(xs)), int(min(ys)), int(max(xs)), int(max(ys)))))
+            lines.append(
+                OcrLine(text, round(float(score), 3), (int(min(xs)), int(min(ys)), int(max(xs)), int(max(ys))))
+            )
         lines.sort(key=lambda ln: (ln.box[1], ln.box[0]))
         return lines
 
@@ -83,7 +85,9 @@ class OcrEngine:
         long_side = max(image.size)
         if long_side > self.max_side:
             scale = self.max_side / long_side
-            image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.Resampling.LANCZOS)
+            image = image.resize(
+                (max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.Resampling.LANCZOS
+            )
         # RapidOCR follows OpenCV's channel order.
         return np.ascontiguousarray(np.asarray(image)[:, :, ::-1]), scale
 

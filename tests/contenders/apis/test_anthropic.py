@@ -52,7 +52,7 @@ def sse(events: list[tuple[str, Any]], *, then: str = "end", pause: float = 0.0)
         if then == "stall":
             await asyncio.sleep(30)
         elif then == "cut":
-            writer.write(b"400\r\nevent: content_block_delta\ndata: {\"type\"")
+            writer.write(b'400\r\nevent: content_block_delta\ndata: {"type"')
             await writer.drain()
         else:
             writer.write(b"0\r\n\r\n")
@@ -218,7 +218,6 @@ class TestAnthropicTools:
         assert second == {"type": "tool_result", "tool_use_id": "toolu_02",
                           "content": [{"type": "text", "text": "3 results"}]}  # fmt: skip
 
-
     async def test_whitespace_only_text_is_not_sent_as_a_block(self, server: Loopback, http: httpx.AsyncClient) -> None:
         # The API refuses a text block of only whitespace (400 "text content blocks must contain
         # non-whitespace text"); a turn that said "\n\n" before its tool call made every later turn fail.
@@ -242,6 +241,7 @@ class TestAnthropicTools:
         texts += [c["text"] for t in turns for b in t["content"] if b["type"] == "tool_result" for c in b["content"]]
         assert all(text.strip() for text in texts)
 
+
 class TestAnthropicThinking:
     async def test_signed_thinking_goes_back_with_the_tool_calls(
         self, server: Loopback, http: httpx.AsyncClient
@@ -258,20 +258,32 @@ class TestAnthropicThinking:
             ("content_block_stop", {"type": "content_block_stop", "index": 0}),
         ]  # fmt: skip
         server.scripts.append(sse(message(thinking_block, tool_block(1, "toolu_9", "crop", '{"box": [0, 0, 1, 1]}'))))
-        chat = AnthropicChat(http=http, model="claude-test", base_url=server.url, limits=FAST, api_key="k",
-                             extra_body={"thinking": {"type": "enabled", "budget_tokens": 1024}})
+        chat = AnthropicChat(
+            http=http,
+            model="claude-test",
+            base_url=server.url,
+            limits=FAST,
+            api_key="k",
+            extra_body={"thinking": {"type": "enabled", "budget_tokens": 1024}},
+        )
         events = await collect(chat, ASK, (CROP,))
         assert not any(isinstance(e, TextDelta) for e in events)  # thinking is not the answer
         call = next(e for e in events if isinstance(e, ToolCall))
         assert "temperature" not in server.received[0].body  # refused by the API with thinking on
 
-        history = [*ASK, ChatMessage(role="assistant", tool_calls=(call,)),
-                   ChatMessage(role="tool", content="cropped", tool_call_id="toolu_9", name="crop")]
+        history = [
+            *ASK,
+            ChatMessage(role="assistant", tool_calls=(call,)),
+            ChatMessage(role="tool", content="cropped", tool_call_id="toolu_9", name="crop"),
+        ]
         server.scripts.append(sse(message(text_block(0, "Lisbon."))))
         await collect(chat, history, (CROP,))
         assistant = server.received[1].body["messages"][1]
-        assert assistant["content"][0] == {"type": "thinking", "thinking": "The sign is Portuguese; crop it.",
-                                           "signature": "EqQBCgIYAhIM"}
+        assert assistant["content"][0] == {
+            "type": "thinking",
+            "thinking": "The sign is Portuguese; crop it.",
+            "signature": "EqQBCgIYAhIM",
+        }
         assert assistant["content"][1]["type"] == "tool_use"
 
 
@@ -320,8 +332,17 @@ class TestAnthropicErrors:
 
     async def test_valid_json_of_the_wrong_shape(self, server: Loopback, http: httpx.AsyncClient) -> None:
         events = message(text_block(0, "x"))
-        events.insert(2, ("content_block_start", {"type": "content_block_start", "index": "first",
-                                                  "content_block": {"type": "tool_use", "id": "t", "name": "n"}}))
+        events.insert(
+            2,
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": "first",
+                    "content_block": {"type": "tool_use", "id": "t", "name": "n"},
+                },
+            ),
+        )
         server.scripts.append(sse(events))
         with pytest.raises(ContenderError, match="malformed chunk"):
             await collect(claude(http, server.url), ASK)

@@ -36,6 +36,7 @@ from tests.servers.scripted import json_error as error
 IMAGE = ContenderImage(jpeg=b"\xff\xd8\xff\xe0fake-jpeg\xff\xd9", width=4, height=3)
 FAST = GenerationLimits(max_tokens=300, temperature=0.2, timeout=5.0, stall_timeout=0.4, connect_retries=1)
 
+
 def sse(chunks: list[Any], *, then: str = "end", pause: float = 0.0) -> Script:
     """Send each chunk as `data: <json>\\r\\n\\r\\n` (Gemini separates events
     with CRLF); `then` = "end", "stall" or "cut" (drop mid-chunk)."""
@@ -51,7 +52,7 @@ def sse(chunks: list[Any], *, then: str = "end", pause: float = 0.0) -> Script:
         if then == "stall":
             await asyncio.sleep(30)
         elif then == "cut":
-            writer.write(b"200\r\ndata: {\"candidates\": [{\"content\"")
+            writer.write(b'200\r\ndata: {"candidates": [{"content"')
             await writer.drain()
         else:
             writer.write(b"0\r\n\r\n")
@@ -252,8 +253,14 @@ class TestGeminiErrors:
         with pytest.raises(ContenderError, match="malformed chunk"):
             await collect(gemini(http, server.url), ASK)
 
-    @pytest.mark.parametrize("bad", [{"candidates": ["text"]}, {"candidates": [{"content": {"parts": [7]}}]},
-                                     {"candidates": [], "usageMetadata": "lots"}])
+    @pytest.mark.parametrize(
+        "bad",
+        [
+            {"candidates": ["text"]},
+            {"candidates": [{"content": {"parts": [7]}}]},
+            {"candidates": [], "usageMetadata": "lots"},
+        ],
+    )
     async def test_valid_json_of_the_wrong_shape(
         self, server: Loopback, http: httpx.AsyncClient, bad: dict[str, Any]
     ) -> None:

@@ -34,8 +34,9 @@ QUESTION = [ChatMessage(role="user", content="Where is this?", images=(IMAGE,))]
 def chat_model(base_url: str, model: str, **limits) -> tuple[httpx.AsyncClient, OpenAIChat]:
     http = httpx.AsyncClient()
     limits = {"stall_timeout": 1.0, "timeout": 10.0, **limits}
-    return http, OpenAIChat(http=http, base_url=base_url, model=model, api_key="sk-test-secret",
-                            limits=GenerationLimits(**limits))
+    return http, OpenAIChat(
+        http=http, base_url=base_url, model=model, api_key="sk-test-secret", limits=GenerationLimits(**limits)
+    )
 
 
 async def collect(model: OpenAIChat, messages=QUESTION, tools=()) -> list:
@@ -167,12 +168,34 @@ class TestToolCalls:
 
         async def tool_stream(_request):
             async def body():
-                yield chunk({"role": "assistant", "content": None, "tool_calls": [
-                    {"index": 0, "id": "call_1", "type": "function", "function": {"name": "crop", "arguments": ""}}]})
+                yield chunk(
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "call_1",
+                                "type": "function",
+                                "function": {"name": "crop", "arguments": ""},
+                            }
+                        ],
+                    }
+                )
                 yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"image": "img_0", '}}]})
                 yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"box": [0, 0, 0.5, 0.5]}'}}]})
-                yield chunk({"tool_calls": [{"index": 1, "id": "call_2", "type": "function",
-                                             "function": {"name": "web_search", "arguments": "{not json"}}]})
+                yield chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": 1,
+                                "id": "call_2",
+                                "type": "function",
+                                "function": {"name": "web_search", "arguments": "{not json"},
+                            }
+                        ]
+                    }
+                )
                 yield chunk({}, finish="tool_calls")
                 yield "data: [DONE]\n\n"
 
@@ -185,8 +208,9 @@ class TestToolCalls:
             async with http:
                 events = await collect(chat, tools=tools)
         calls = [e for e in events if isinstance(e, ToolCall)]
-        assert calls[0] == ToolCall("call_1", "crop", {"image": "img_0", "box": [0, 0, 0.5, 0.5]},
-                                    '{"image": "img_0", "box": [0, 0, 0.5, 0.5]}')
+        assert calls[0] == ToolCall(
+            "call_1", "crop", {"image": "img_0", "box": [0, 0, 0.5, 0.5]}, '{"image": "img_0", "box": [0, 0, 0.5, 0.5]}'
+        )
         assert calls[1].name == "web_search" and calls[1].arguments == {} and calls[1].raw_arguments == "{not json"
 
     async def test_tool_messages_are_sent_in_openai_shape(self, openai_server):
@@ -202,8 +226,13 @@ class TestToolCalls:
         async with http:
             await collect(chat, messages, tools=[ToolSpec("crop", "Crop", {"type": "object"})])
         sent = server.requests[-1]["messages"]
-        assert sent[2] == {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_9", "type": "function", "function": {"name": "crop", "arguments": '{"image": "img_0"}'}}]}
+        assert sent[2] == {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_9", "type": "function", "function": {"name": "crop", "arguments": '{"image": "img_0"}'}}
+            ],
+        }
         assert sent[3] == {"role": "tool", "tool_call_id": "call_9", "content": "cropped: img_1"}
         assert sent[4]["role"] == "user" and sent[4]["content"][1]["type"] == "image_url"
         assert server.requests[-1]["tools"][0]["function"]["name"] == "crop"
@@ -212,8 +241,14 @@ class TestToolCalls:
 class TestReasoningModels:
     async def test_options_send_max_completion_tokens_and_no_temperature(self, openai_server, tmp_path):
         base_url, server = openai_server
-        cfg = ContenderConfig(name="o", provider="openai", base_url=base_url, model="echo-o", max_tokens=500,
-                              options={"max_tokens_field": "max_completion_tokens", "send_temperature": False})
+        cfg = ContenderConfig(
+            name="o",
+            provider="openai",
+            base_url=base_url,
+            model="echo-o",
+            max_tokens=500,
+            options={"max_tokens_field": "max_completion_tokens", "send_temperature": False},
+        )
         async with httpx.AsyncClient() as http:
             await collect(build_openai(cfg, ProviderDeps(http=http, images=ImageStore(tmp_path), pool=PoolConfig())))
         body = server.requests[-1]

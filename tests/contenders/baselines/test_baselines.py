@@ -120,17 +120,19 @@ class TestOcrEngine:
 
 class TestMergeLines:
     def test_duplicates_and_fragments_from_overlapping_views(self) -> None:
-        merged = merge_lines([
-            OcrLine("电子抓拍", 0.99, (0, 0, 1, 1)),
-            OcrLine("电子抓拍", 0.97, (0, 0, 1, 1)),
-            OcrLine("抓拍", 0.90, (0, 0, 1, 1)),
-            OcrLine("K", 0.97, (0, 0, 1, 1)),
-            OcrLine("es", 0.90, (0, 0, 1, 1)),  # two Latin letters: texture, not writing
-            OcrLine("北京", 0.90, (0, 0, 1, 1)),  # two Han characters: may be a city
-            OcrLine("C一", 0.90, (0, 0, 1, 1)),  # one of each: texture
-            OcrLine("Qingdao Port", 0.80, (0, 0, 1, 1)),
-            OcrLine("Qingdao Pc", 0.70, (0, 0, 1, 1)),  # a crop cut through "Port"
-        ])
+        merged = merge_lines(
+            [
+                OcrLine("电子抓拍", 0.99, (0, 0, 1, 1)),
+                OcrLine("电子抓拍", 0.97, (0, 0, 1, 1)),
+                OcrLine("抓拍", 0.90, (0, 0, 1, 1)),
+                OcrLine("K", 0.97, (0, 0, 1, 1)),
+                OcrLine("es", 0.90, (0, 0, 1, 1)),  # two Latin letters: texture, not writing
+                OcrLine("北京", 0.90, (0, 0, 1, 1)),  # two Han characters: may be a city
+                OcrLine("C一", 0.90, (0, 0, 1, 1)),  # one of each: texture
+                OcrLine("Qingdao Port", 0.80, (0, 0, 1, 1)),
+                OcrLine("Qingdao Pc", 0.70, (0, 0, 1, 1)),  # a crop cut through "Port"
+            ]
+        )
         assert [(m.text, m.confidence) for m in merged] == [("Qingdao Port", 0.80), ("电子抓拍", 0.99), ("北京", 0.90)]
 
 
@@ -241,8 +243,9 @@ class TestRegistration:
         assert not warm_up.is_alive() and plain.engine.loaded
 
     async def test_options_tune_thresholds(self, tmp_path: Path) -> None:
-        cfg = ContenderConfig(name="strict", provider="baseline", model="ocr-geolocator",
-                              options={"min_confidence": 0.9, "top": 5})
+        cfg = ContenderConfig(
+            name="strict", provider="baseline", model="ocr-geolocator", options={"min_confidence": 0.9, "top": 5}
+        )
         pool = PoolConfig(contenders=[cfg])
         async with httpx.AsyncClient() as http:
             contender = build_pool(ProviderDeps(http=http, images=ImageStore(tmp_path), pool=pool))["strict"]
@@ -256,7 +259,9 @@ class TestRegistration:
             ("ocr-geolocator", {"top": 0}, "top in 1..10"),
         ],
     )
-    async def test_bad_entries_are_refused_with_a_reason(self, tmp_path: Path, model: str, options: dict, message: str) -> None:
+    async def test_bad_entries_are_refused_with_a_reason(
+        self, tmp_path: Path, model: str, options: dict, message: str
+    ) -> None:
         cfg = ContenderConfig(name="bad", provider="baseline", model=model, options=options)
         async with httpx.AsyncClient() as http:
             deps = ProviderDeps(http=http, images=ImageStore(tmp_path), pool=PoolConfig(contenders=[cfg]))

@@ -325,7 +325,6 @@ class TestAnswerSplitter:
             "Short but now long enough to be streamed straight"
         ]
 
-
     def test_a_long_streamed_thought_costs_linear_time(self) -> None:
         # Each delta searched the whole text held so far for both markers: 6,000 deltas of a
         # long thought blocked the event loop for about half a minute.
@@ -348,6 +347,7 @@ class TestAnswerSplitter:
         for _ in range(20):
             assert s.feed(" The signs are French and the bridge is typical of the city.") == []
         assert s.finish()[0].startswith("Lyon, on the Rhône.")
+
 
 class ScriptedChat:
     """A chat model in process, for what needs no HTTP."""

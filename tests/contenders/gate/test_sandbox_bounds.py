@@ -121,8 +121,7 @@ class TestMemoryAsAWhole:
         lines = result.stdout.splitlines()
         assert len(lines) == SANDBOX.max_processes  # python and the 3 children it may have
         ceiling = SANDBOX.memory_mb * 1024 * 1024
-        print(f"sandbox peak {peak['total'] / 2**20:.0f} MB of {SANDBOX.memory_mb} MB, "
-              f"{peak['processes']} processes")
+        print(f"sandbox peak {peak['total'] / 2**20:.0f} MB of {SANDBOX.memory_mb} MB, {peak['processes']} processes")
         assert peak["total"] <= ceiling
         assert peak["total"] >= ceiling // 2  # the hog really reached for it
         assert peak["processes"] <= SANDBOX.max_processes + 1  # and bwrap's monitor
@@ -153,7 +152,8 @@ class TestMemoryAsAWhole:
 
 class TestKernelSurface:
     async def test_seccomp_filter_refuses_dangerous_calls(self) -> None:
-        result = await SANDBOX.run(textwrap.dedent("""
+        result = await SANDBOX.run(
+            textwrap.dedent("""
             import ctypes, errno
             libc = ctypes.CDLL(None, use_errno=True)
             print([l.split()[1] for l in open('/proc/self/status') if l.startswith('Seccomp:')][0])
@@ -163,20 +163,23 @@ class TestKernelSurface:
                                ("keyctl", lambda: libc.syscall(250, 0, 0, 0)),
                                ("mount", lambda: libc.mount(b"none", b"/tmp", b"tmpfs", 0, None))):
                 print(name, call(), errno.errorcode.get(ctypes.get_errno()))
-        """))
+        """)
+        )
         lines = result.stdout.splitlines()
         assert lines[0] == "2", result.stderr  # SECCOMP_MODE_FILTER
         assert all(line.endswith("-1 EPERM") for line in lines[1:]) and len(lines) == 6, lines
 
     async def test_no_user_namespace_inside(self) -> None:
-        result = await SANDBOX.run(textwrap.dedent("""
+        result = await SANDBOX.run(
+            textwrap.dedent("""
             import ctypes, errno, os
             libc = ctypes.CDLL(None, use_errno=True)
             pid = libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0)  # clone(CLONE_NEWUSER | SIGCHLD)
             if pid == 0:
                 os._exit(0)
             print(pid, errno.errorcode.get(ctypes.get_errno()))
-        """))
+        """)
+        )
         assert result.stdout.strip() in ("-1 ENOSPC", "-1 EPERM"), result.stdout + result.stderr
 
 
@@ -205,8 +208,9 @@ class TestHostFootprint:
             print(result.stdout.strip() or result)
         """)
         env = {**os.environ, "TMPDIR": str(temporary)}
-        done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True,
-                              text=True, timeout=120, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
+        )
         try:
             assert done.stdout.strip() == "42", done.stderr
             assert list(temporary.iterdir()) == []
@@ -236,10 +240,25 @@ class TestAsPidOne:
         if os.geteuid() == 0:
             wrapper = ["unshare", "--pid", "--fork", "--mount-proc"]
         else:  # bwrap makes the server pid 1 of a new namespace without privileges
-            wrapper = [shutil.which("bwrap") or "bwrap", "--dev-bind", "/", "/", "--unshare-pid",
-                       "--as-pid-1", "--proc", "/proc", "--"]
-        done = subprocess.run([*wrapper, sys.executable, "-c", ZOMBIE_SCRIPT], cwd=ROOT, capture_output=True,
-                              text=True, timeout=180, check=False)
+            wrapper = [
+                shutil.which("bwrap") or "bwrap",
+                "--dev-bind",
+                "/",
+                "/",
+                "--unshare-pid",
+                "--as-pid-1",
+                "--proc",
+                "/proc",
+                "--",
+            ]
+        done = subprocess.run(
+            [*wrapper, sys.executable, "-c", ZOMBIE_SCRIPT],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
         assert done.stdout.split() == ["1", "20", "0"]  # pid 1, 20 answers, no zombie
 

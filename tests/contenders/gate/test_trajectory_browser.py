@@ -102,7 +102,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[d
 
 
 class TestTrajectoryTimeline:
-    def test_renders_steps_thumbnails_and_only_text(self, site: tuple[str, list[dict[str, Any]]], chromium: Any) -> None:
+    def test_renders_steps_thumbnails_and_only_text(
+        self, site: tuple[str, list[dict[str, Any]]], chromium: Any
+    ) -> None:
         url, steps = site
         page = chromium.new_page(viewport={"width": 800, "height": 900})
         errors: list[str] = []

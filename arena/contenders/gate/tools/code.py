@@ -76,15 +76,56 @@ PRELUDE = (
 # System calls refused (EPERM) inside the sandbox: debugging other processes, mounts and
 # namespaces, kernel keyrings and modules, BPF, perf, userfaultfd, io_uring, clock and reboot.
 DENIED_SYSCALLS = (
-    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
-    "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsmount",
-    "fsconfig", "fspick", "mount_setattr", "unshare", "setns",
-    "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
-    "io_uring_setup", "io_uring_enter", "io_uring_register",
-    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot",
-    "swapon", "swapoff", "acct", "syslog", "quotactl", "iopl", "ioperm", "lookup_dcookie", "vhangup",
-    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
-    "name_to_handle_at", "open_by_handle_at", "personality", "uselib",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "pidfd_getfd",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsmount",
+    "fsconfig",
+    "fspick",
+    "mount_setattr",
+    "unshare",
+    "setns",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "kexec_load",
+    "kexec_file_load",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "syslog",
+    "quotactl",
+    "iopl",
+    "ioperm",
+    "lookup_dcookie",
+    "vhangup",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "name_to_handle_at",
+    "open_by_handle_at",
+    "personality",
+    "uselib",
 )
 
 
@@ -92,7 +133,8 @@ def code_tools(settings: GateSettings) -> tuple[list[Tool], dict[str, str]]:
     if not settings.code:
         return [], {"code_interpreter": "turned off ([tools] code = false)"}
     sandbox = CodeSandbox(
-        timeout=settings.code_timeout, memory_mb=settings.code_memory_mb,
+        timeout=settings.code_timeout,
+        memory_mb=settings.code_memory_mb,
         max_processes=settings.code_processes,
     )
     reason = sandbox.unavailable()
@@ -362,8 +404,14 @@ class CodeSandbox:
         # pages are not counted by RLIMIT_AS: a small /dev/shm, then both read-only, so /tmp
         # and /dev/shm are the only (bounded) places to write. After every other mount.
         args += [
-            "--size", str(self.shm_mb * 1024 * 1024), "--tmpfs", "/dev/shm",
-            "--remount-ro", "/dev", "--remount-ro", "/",
+            "--size",
+            str(self.shm_mb * 1024 * 1024),
+            "--tmpfs",
+            "/dev/shm",
+            "--remount-ro",
+            "/dev",
+            "--remount-ro",
+            "/",
         ]
         return [*args, "--", self.python, "-S", "-u", "-c", PRELUDE.format(nproc=self.max_processes)]
 
