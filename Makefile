@@ -9,6 +9,13 @@ PORT ?= 8000
 # Debian packages the tests need: the browser for the page tests, bubblewrap
 # for GATE's code sandbox, docker-compose to check the compose file.
 DEBIAN_PACKAGES := chromium bubblewrap docker-compose
+# axe-core, the accessibility checker the browser tests run in Chromium: from
+# npm at a pinned version and checksum, unpacked into the venv with its
+# licence (MPL-2.0) beside it. Fetched, not committed: no code from elsewhere
+# enters the repository, and `make clean` removes it with the venv.
+AXE_VERSION := 4.14.1
+AXE_INTEGRITY := sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ==
+AXE_DIR := $(VENV)/share/axe-core
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test lint install system-deps postgres bench clean
@@ -26,7 +33,7 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed $(AXE_DIR)/$(AXE_VERSION).stamp
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "GeoArena needs Python 3.11 or newer")'
@@ -34,6 +41,17 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,heic]'
 	touch $@
+
+$(AXE_DIR)/$(AXE_VERSION).stamp: | $(VENV)/.installed
+	@command -v npm >/dev/null || { echo "axe-core for the browser tests comes from npm: install Node.js and npm"; exit 1; }
+	rm -rf $(AXE_DIR) $(AXE_DIR).part && mkdir -p $(AXE_DIR).part
+	cd $(AXE_DIR).part && npm pack --silent axe-core@$(AXE_VERSION) >/dev/null
+	@sum="sha512-$$(openssl dgst -sha512 -binary $(AXE_DIR).part/axe-core-$(AXE_VERSION).tgz | base64 -w0)"; \
+	[ "$$sum" = "$(AXE_INTEGRITY)" ] || { echo "axe-core $(AXE_VERSION) from npm does not match its pinned checksum"; exit 1; }
+	tar -xzf $(AXE_DIR).part/axe-core-$(AXE_VERSION).tgz -C $(AXE_DIR).part --strip-components=1 \
+		package/axe.min.js package/LICENSE package/LICENSE-3RD-PARTY.txt
+	rm $(AXE_DIR).part/axe-core-$(AXE_VERSION).tgz && touch $(AXE_DIR).part/$(AXE_VERSION).stamp
+	mv $(AXE_DIR).part $(AXE_DIR)
 
 system-deps:
 	@missing=""; \

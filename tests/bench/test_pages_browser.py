@@ -18,6 +18,7 @@ from arena.db.session import make_engine, make_sessionmaker
 from tests.bench.conftest import PARIS_ROWS, write_dataset
 from tests.judge.seed import seed
 from tests.servers import serve_in_thread
+from tests.web.axe import assert_accessible
 
 pytestmark = pytest.mark.browser
 
@@ -164,5 +165,19 @@ class TestReviewPage:
             page.get_by_role("button", name="Answer 1 is better").click()
             page.wait_for_load_state()
             assert page.locator(".review__meta").inner_text().endswith("4 battles left")
+        finally:
+            context.close()
+
+    @pytest.mark.parametrize("phone", [False, True], ids=["desktop", "phone"])
+    def test_the_review_page_passes_axe(self, arena, chromium, capsys, phone):
+        base, _ = arena
+        assert main(["reviewers", "add", f"axe-{int(phone)}", "--base-url", base]) == 0
+        link = capsys.readouterr().out.splitlines()[0]
+        context, page, _, errors = open_page(chromium, link, phone=phone)
+        try:
+            assert page.locator("#review-prompt").count() == 1
+            assert not errors, errors
+            page.screenshot(path=str(SCREENSHOTS / f"review-{'phone' if phone else 'desktop'}.png"), full_page=True)
+            assert_accessible(page, f"/review, {'phone' if phone else 'desktop'}")
         finally:
             context.close()
