@@ -21,66 +21,53 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from arena.export.format import HEADERS
+from arena.export.contract import arrow_schema, columns_of_kind
 from arena.export.readers import SUFFIX_FORMATS
 
-COUNT = pa.int64()
-
-
-def _side_metadata(side: str) -> list[pa.Field]:
-    return [
-        pa.field(f"sum_assistant_{side}_tokens", COUNT),
-        pa.field(f"header_count_{side}", pa.struct([pa.field(h, COUNT) for h in HEADERS])),
-        pa.field(f"list_count_{side}", pa.struct([pa.field("ordered", COUNT), pa.field("unordered", COUNT)])),
-        pa.field(f"bold_count_{side}", pa.struct([pa.field("**", COUNT), pa.field("__", COUNT)])),
-        pa.field(f"italic_count_{side}", pa.struct([pa.field("*", COUNT), pa.field("_", COUNT)])),
-    ]
-
-
-CONV_METADATA = pa.struct([*_side_metadata("a"), *_side_metadata("b")])
-# Every column ranking reads, with the type the row validator requires.
-RANK_SCHEMA = pa.schema(
-    [
-        pa.field("model_a", pa.string()),
-        pa.field("model_b", pa.string()),
-        pa.field("winner", pa.string()),
-        pa.field("judge", pa.string()),
-        pa.field("anony", pa.bool_()),
-        pa.field("language", pa.string()),
-        pa.field("tstamp", pa.float64()),
-        pa.field("conv_metadata", CONV_METADATA),
-        pa.field("language_code", pa.string()),
-        pa.field("gps_count_a", COUNT),
-        pa.field("gps_count_b", COUNT),
-        pa.field("gate_a", pa.bool_()),
-        pa.field("gate_b", pa.bool_()),
-        pa.field("categories", pa.list_(pa.string())),
-        pa.field("flags", pa.list_(pa.string())),
-        pa.field("battle_status", pa.string()),
-        pa.field("sides_done", pa.bool_()),
-        pa.field("propensity", pa.float64()),
-        # a labelled battle's accuracy fields: their presence sends the file down the row path
-        pa.field("error_km_a", pa.float64()),
-        pa.field("error_km_b", pa.float64()),
-        pa.field("country", pa.string()),
-        pa.field("continent", pa.string()),
-        pa.field("answer_country_a", pa.string()),
-        pa.field("answer_country_b", pa.string()),
-    ]
-)
-JSON_CELLS = ("conv_metadata", "categories", "flags")
-TEXT_CELLS = (
+# Every column ranking reads, as the contract types it (the row validator's
+# types); a labelled battle's accuracy fields are among them.
+RANK_COLUMNS = (
     "model_a",
     "model_b",
+    "winner",
     "judge",
+    "anony",
     "language",
+    "tstamp",
+    "conv_metadata",
     "language_code",
+    "gps_count_a",
+    "gps_count_b",
+    "gate_a",
+    "gate_b",
+    "categories",
+    "flags",
     "battle_status",
+    "sides_done",
+    "propensity",
+    "error_km_a",
+    "error_km_b",
     "country",
     "continent",
     "answer_country_a",
     "answer_country_b",
+    "label_precision_km",
 )
+# the conv_metadata counts the style features come from
+RANK_METADATA = tuple(
+    name
+    for side in "ab"
+    for name in (
+        f"sum_assistant_{side}_tokens",
+        f"header_count_{side}",
+        f"list_count_{side}",
+        f"bold_count_{side}",
+        f"italic_count_{side}",
+    )
+)
+RANK_SCHEMA = arrow_schema(columns=RANK_COLUMNS, metadata=RANK_METADATA)
+JSON_CELLS = tuple(name for name in columns_of_kind("json") if name in RANK_COLUMNS)
+TEXT_CELLS = tuple(name for name in columns_of_kind("text") if name in RANK_COLUMNS and name != "winner")
 
 
 def read_vote_table(path: Path) -> pa.Table | None:

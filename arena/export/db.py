@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from arena.answers.style import style_features
 from arena.db.tables import Battle, BattleLabel, Image, Response, Vote
+from arena.export.contract import CleanBattleRow
 from arena.export.format import WINNERS, ExportVote, Truth, row_flags, side_counts, to_row
 from arena.geo.commitment import Commitment
 from arena.geo.reverse import continent_name
@@ -165,7 +166,7 @@ def iter_voted_battles(session: Session, *, since: datetime | None = None, page:
         last_id = rows[-1][0]
 
 
-def export_rows(session: Session, *, since: datetime | None = None, answers: bool = False) -> Iterator[dict[str, Any]]:
+def export_rows(session: Session, *, since: datetime | None = None, answers: bool = False) -> Iterator[CleanBattleRow]:
     """clean_battle rows for every vote (flagged ones too: `flags` says why)."""
     for item in iter_voted_battles(session, since=since):
         yield to_row(export_vote(item, answers=answers))

@@ -10,8 +10,10 @@ a file ranks exactly like the database: the same votes are left out),
 `propensity` (the probability the sampler gave the pair, null when unknown), and
 with `--answers` the two final answers `answer_a/_b`.
 
-`validate_row` checks one parsed row and says what is wrong in words;
-`row_to_vote` turns a valid row into the ratings' view of a vote.
+The fields and their types are `contract.CleanBattleRow`; `to_row` maps
+one vote to its row. `validate_row` checks one parsed row and says what is
+wrong in words; `row_flags`, `row_features` and `row_truth` read a valid
+row back.
 """
 
 from __future__ import annotations
@@ -20,64 +22,28 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import pycountry
 
 from arena.answers.style import TOKEN, feature_vector
 from arena.db.tables import BATTLE_STATUSES
+from arena.export.contract import ANSWER_COLUMNS as ANSWER_COLUMNS
+from arena.export.contract import COLUMNS as COLUMNS
+from arena.export.contract import HEADERS, CleanBattleRow, ConvMetadata, Winner
 
 # Text that a spreadsheet would run as a formula, behind any quotes already
 # added (so that a quote we add can always be told apart and taken off).
 SPREADSHEET_FORMULA = re.compile(r"^'*[=+\-@\t\r]")
 
-WINNERS = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
-CHOICE_TO_WINNER = {v: k for k, v in WINNERS.items()}
+WINNERS: dict[Winner, str] = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
+CHOICE_TO_WINNER: dict[str, Winner] = {v: k for k, v in WINNERS.items()}
 # A FastChat vote cast with the names shown (`anony` false): kept, flagged, never
 # rated, as FastChat's elo_analysis rates only anonymous battles.
 NOT_ANONYMOUS = "not_anonymous"
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 MAX_LANGUAGE_CODE = 16  # battles.language
 MAX_TSTAMP = 253402300799.0  # 9999-12-31T23:59:59Z, the last second a datetime holds
-
-# Column order of every export (CSV header, Parquet schema, JSONL key order).
-COLUMNS = (
-    "question_id",
-    "model_a",
-    "model_b",
-    "winner",
-    "judge",
-    "turn",
-    "anony",
-    "language",
-    "tstamp",
-    "conv_metadata",
-    "dedup_tag",
-    "prompt",
-    "image_sha256",
-    "language_code",
-    "gps_count_a",
-    "gps_count_b",
-    "gate_a",
-    "gate_b",
-    "categories",
-    "flags",
-    "battle_status",
-    "sides_done",
-    # accuracy on battles with an opt-in location label: distances and the
-    # label's country/continent only, never coordinates (null when unlabelled;
-    # error_km_x null on a labelled battle: that answer named no place)
-    "error_km_a",
-    "error_km_b",
-    "country",
-    "continent",
-    "answer_country_a",
-    "answer_country_b",
-    "label_precision_km",
-    "propensity",
-)
-ANSWER_COLUMNS = ("answer_a", "answer_b")
-HEADERS = tuple(f"h{i}" for i in range(1, 7))
 
 
 class FormatError(ValueError):
@@ -130,9 +96,10 @@ class Truth:
     label_precision_km: float | None = None  # how precise the label is (a typed country: 750 km)
 
 
-def to_row(vote: ExportVote) -> dict[str, Any]:
+def to_row(vote: ExportVote) -> CleanBattleRow:
     """The clean_battle row of one vote (keys in COLUMNS order)."""
-    row: dict[str, Any] = {
+    truth = vote.truth or NO_TRUTH
+    row: CleanBattleRow = {
         "question_id": vote.battle_id,
         "model_a": vote.model_a,
         "model_b": vote.model_b,
@@ -155,7 +122,13 @@ def to_row(vote: ExportVote) -> dict[str, Any]:
         "flags": list(vote.flags),
         "battle_status": vote.battle_status,
         "sides_done": vote.sides_done,
-        **truth_fields(vote.truth),
+        "error_km_a": truth.error_km_a,
+        "error_km_b": truth.error_km_b,
+        "country": truth.country,
+        "continent": truth.continent,
+        "answer_country_a": truth.answer_country_a,
+        "answer_country_b": truth.answer_country_b,
+        "label_precision_km": truth.label_precision_km,
         "propensity": vote.propensity,
     }
     if vote.answer_a is not None and vote.answer_b is not None:
@@ -164,19 +137,7 @@ def to_row(vote: ExportVote) -> dict[str, Any]:
     return row
 
 
-def truth_fields(truth: Truth | None) -> dict[str, Any]:
-    keys = (
-        "error_km_a",
-        "error_km_b",
-        "country",
-        "continent",
-        "answer_country_a",
-        "answer_country_b",
-        "label_precision_km",
-    )
-    if truth is None:
-        return dict.fromkeys(keys)
-    return {key: getattr(truth, key) for key in keys}
+NO_TRUTH = Truth(None, None, None, None, None, None)
 
 
 def row_truth(row: Mapping[str, Any]) -> Truth:
@@ -196,9 +157,7 @@ def _km(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def conv_metadata(
-    counts_a: Mapping[str, Any], counts_b: Mapping[str, Any], *, prompt_tokens: int = 0
-) -> dict[str, Any]:
+def conv_metadata(counts_a: Mapping[str, Any], counts_b: Mapping[str, Any], *, prompt_tokens: int = 0) -> ConvMetadata:
     """FastChat's conv_metadata from two `style_features` results; with one
     turn the user's tokens and each side's context are the prompt's tokens."""
     meta: dict[str, Any] = {"sum_user_tokens": prompt_tokens, "turns": 1}
@@ -212,7 +171,7 @@ def conv_metadata(
         meta[f"bold_count_{side}"] = {k: int(bold.get(k, 0)) for k in ("**", "__")}
         italic = counts.get("italic_count", {})
         meta[f"italic_count_{side}"] = {k: int(italic.get(k, 0)) for k in ("*", "_")}
-    return meta
+    return cast(ConvMetadata, meta)  # the keys are ConvMetadata's, spelt per side
 
 
 def row_flags(row: Mapping[str, Any]) -> list[str]:

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from arena.export.contract import columns_of_kind
 from arena.export.format import SPREADSHEET_FORMULA, FormatError, validate_row
-from arena.export.writers import NESTED
 
 SUFFIX_FORMATS = {
     ".jsonl": "jsonl",
@@ -25,8 +25,12 @@ SUFFIX_FORMATS = {
     ".parquet": "parquet",
     ".pq": "parquet",
 }
-INTEGER_COLUMNS = ("turn", "gps_count_a", "gps_count_b")
-BOOLEAN_COLUMNS = ("anony", "gate_a", "gate_b", "sides_done")
+NESTED = columns_of_kind("json")
+INTEGER_COLUMNS = columns_of_kind("integer")
+BOOLEAN_COLUMNS = columns_of_kind("boolean")
+NUMBER_COLUMNS = columns_of_kind("number")
+# text a CSV cell leaves empty for "": FastChat rows may hold no prompt or judge
+EMPTY_TEXT_COLUMNS = ("prompt", "judge", "answer_a", "answer_b")
 MAX_ERRORS = 1000
 
 
@@ -120,7 +124,7 @@ def _csv_row(record: dict[str, str | None]) -> dict[str, Any]:
         if name is None:
             raise ValueError("more cells than header columns")
         if cell is None or cell == "":
-            row[name] = None if name not in ("prompt", "judge", "answer_a", "answer_b") else (cell or "")
+            row[name] = (cell or "") if name in EMPTY_TEXT_COLUMNS else None
             continue
         if name in NESTED:
             try:
@@ -133,7 +137,7 @@ def _csv_row(record: dict[str, str | None]) -> dict[str, Any]:
             if cell.lower() not in ("true", "false"):
                 raise ValueError(f"{name} must be true or false, got {cell!r}")
             row[name] = cell.lower() == "true"
-        elif name in ("tstamp", "error_km_a", "error_km_b", "propensity", "label_precision_km"):
+        elif name in NUMBER_COLUMNS:
             try:
                 row[name] = float(cell)
             except ValueError as exc:

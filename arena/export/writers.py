@@ -9,13 +9,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from arena.export.format import ANSWER_COLUMNS, COLUMNS, HEADERS, SPREADSHEET_FORMULA
+from arena.export.contract import ANSWER_COLUMNS, COLUMNS, arrow_schema, columns_of_kind
+from arena.export.format import SPREADSHEET_FORMULA
 
 FORMATS = ("jsonl", "csv", "parquet")
 MEDIA_TYPES = {
@@ -25,10 +26,10 @@ MEDIA_TYPES = {
 }
 BATCH_ROWS = 5000
 # CSV cells holding nested values carry them as JSON text
-NESTED = ("conv_metadata", "dedup_tag", "categories", "flags")
+NESTED = columns_of_kind("json")
 
 
-def write_rows(rows: Iterable[dict[str, Any]], fmt: str, *, answers: bool = False) -> Iterator[bytes]:
+def write_rows(rows: Iterable[Mapping[str, Any]], fmt: str, *, answers: bool = False) -> Iterator[bytes]:
     """Encode rows as `fmt` (jsonl, csv or parquet), yielding byte chunks."""
     if fmt == "jsonl":
         return _jsonl(rows)
@@ -44,57 +45,10 @@ def columns(answers: bool) -> tuple[str, ...]:
 
 
 def parquet_schema(answers: bool) -> pa.Schema:
-    count = pa.int64()
-
-    def side(s: str) -> list[pa.Field]:
-        return [
-            pa.field(f"sum_assistant_{s}_tokens", count),
-            pa.field(f"context_{s}_tokens", count),
-            pa.field(f"header_count_{s}", pa.struct([pa.field(h, count) for h in HEADERS])),
-            pa.field(f"list_count_{s}", pa.struct([pa.field("ordered", count), pa.field("unordered", count)])),
-            pa.field(f"bold_count_{s}", pa.struct([pa.field("**", count), pa.field("__", count)])),
-            pa.field(f"italic_count_{s}", pa.struct([pa.field("*", count), pa.field("_", count)])),
-        ]
-
-    meta = pa.struct([pa.field("sum_user_tokens", count), pa.field("turns", count), *side("a"), *side("b")])
-    fields = [
-        pa.field("question_id", pa.string()),
-        pa.field("model_a", pa.string()),
-        pa.field("model_b", pa.string()),
-        pa.field("winner", pa.string()),
-        pa.field("judge", pa.string()),
-        pa.field("turn", count),
-        pa.field("anony", pa.bool_()),
-        pa.field("language", pa.string()),
-        pa.field("tstamp", pa.float64()),
-        pa.field("conv_metadata", meta),
-        pa.field("dedup_tag", pa.struct([pa.field("high_freq", pa.bool_()), pa.field("sampled", pa.bool_())])),
-        pa.field("prompt", pa.string()),
-        pa.field("image_sha256", pa.string()),
-        pa.field("language_code", pa.string()),
-        pa.field("gps_count_a", count),
-        pa.field("gps_count_b", count),
-        pa.field("gate_a", pa.bool_()),
-        pa.field("gate_b", pa.bool_()),
-        pa.field("categories", pa.list_(pa.string())),
-        pa.field("flags", pa.list_(pa.string())),
-        pa.field("battle_status", pa.string()),
-        pa.field("sides_done", pa.bool_()),
-        pa.field("error_km_a", pa.float64()),
-        pa.field("error_km_b", pa.float64()),
-        pa.field("country", pa.string()),
-        pa.field("continent", pa.string()),
-        pa.field("answer_country_a", pa.string()),
-        pa.field("answer_country_b", pa.string()),
-        pa.field("label_precision_km", pa.float64()),
-        pa.field("propensity", pa.float64()),
-    ]
-    if answers:
-        fields += [pa.field("answer_a", pa.string()), pa.field("answer_b", pa.string())]
-    return pa.schema(fields)
+    return arrow_schema(answers=answers)
 
 
-def _jsonl(rows: Iterable[dict[str, Any]]) -> Iterator[bytes]:
+def _jsonl(rows: Iterable[Mapping[str, Any]]) -> Iterator[bytes]:
     lines: list[str] = []
     for row in rows:
         lines.append(json.dumps(row, ensure_ascii=False, separators=(",", ":")))
@@ -105,7 +59,7 @@ def _jsonl(rows: Iterable[dict[str, Any]]) -> Iterator[bytes]:
         yield ("\n".join(lines) + "\n").encode()
 
 
-def _csv(rows: Iterable[dict[str, Any]], answers: bool) -> Iterator[bytes]:
+def _csv(rows: Iterable[Mapping[str, Any]], answers: bool) -> Iterator[bytes]:
     names = columns(answers)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -162,11 +116,11 @@ class _Drain(io.RawIOBase):
         return out
 
 
-def _parquet(rows: Iterable[dict[str, Any]], answers: bool) -> Iterator[bytes]:
+def _parquet(rows: Iterable[Mapping[str, Any]], answers: bool) -> Iterator[bytes]:
     schema = parquet_schema(answers)
     sink = _Drain()
     writer = pq.ParquetWriter(sink, schema, compression="zstd")
-    batch: list[dict[str, Any]] = []
+    batch: list[Mapping[str, Any]] = []
     for row in rows:
         batch.append(row)
         if len(batch) >= BATCH_ROWS:

@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from arena.db.tables import BATTLE_STATUSES
+from arena.export.contract import HEADERS
 from arena.export.format import (
-    HEADERS,
     MAX_LANGUAGE_CODE,
     MAX_TSTAMP,
     NOT_ANONYMOUS,
