@@ -256,6 +256,73 @@ class TestNativeLoop:
         assert "time budget" in server.requests[-1]["messages"][-1]["content"]
 
 
+def request_images(body: dict[str, Any]) -> list[str]:
+    """The data URLs of every image a chat request carries."""
+    return [
+        part["image_url"]["url"]
+        for message in body["messages"]
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+        if part.get("type") == "image_url"
+    ]
+
+
+def crops(n: int) -> Turn:
+    """Two crops of the photo, of one size, elsewhere on every turn."""
+    x = 0.05 * n
+    boxes = [[x, 0, x + 0.5, 0.5], [0.5 - x, 0.5, 1 - x, 1]]
+    return Turn(f"Turn {n}: closer.", [Call("crop", json.dumps({"image": "img_0", "box": b})) for b in boxes])
+
+
+class TestBoundedContext:
+    async def test_each_image_is_sent_once_and_turn_nine_costs_what_turn_two_does(
+        self, scripted: Any, street_jpeg: ContenderImage, store: ImageStore
+    ) -> None:
+        server = scripted([*(crops(n) for n in range(1, 10)), Turn("Final answer: Japan.")])
+
+        async def body(s: Scripted) -> Any:
+            agent = GateContender("m+gate", s.model(), image_tools(), GateSettings(max_turns=10), store)
+            return await run(agent, street_jpeg)
+
+        steps, answer, _ = await with_server(server, body)
+        assert answer == "Japan." and len(steps) == 18
+        sizes = [len(json.dumps(r)) for r in server.requests]
+        images = [request_images(r) for r in server.requests]
+        # the photo, then the photo and the two crops the last step made: never more
+        assert [len(i) for i in images] == [1] + [3] * 9
+        assert all(i[0] == street_jpeg.data_url() for i in images)
+        sent = [url for i in images[1:] for url in i[1:]]
+        assert len(sent) == len(set(sent)) == 18  # each crop once
+        # turn 9 carries eight more turns of text than turn 2, and no more pixels
+        assert sizes[8] < sizes[1] * 1.05, sizes
+        # earlier images stay known by id and note
+        ninth = json.dumps(server.requests[8]["messages"])
+        assert "img_1 (" in ninth and "img_16 (" in ninth and "shown to you once" in ninth
+
+    async def test_an_earlier_image_the_model_names_is_shown_again_once(
+        self, scripted: Any, street_jpeg: ContenderImage, store: ImageStore
+    ) -> None:
+        server = scripted(
+            [
+                crops(1),
+                Turn("Compare img_2 with a new crop.", [CROP]),
+                Turn("Final answer: Japan."),
+            ]
+        )
+
+        async def body(s: Scripted) -> Any:
+            agent = GateContender("m+gate", s.model(), image_tools(), GateSettings(), store)
+            return await run(agent, street_jpeg)
+
+        await with_server(server, body)
+        first, second, third = (request_images(r) for r in server.requests)
+        assert len(second) == 3 and len(third) == 3  # photo + new img_3 + img_2 again
+        assert third[2] == second[2]  # img_2, as it was first sent
+        assert third[1] not in second  # img_3 is new
+        note = server.requests[2]["messages"][-1]["content"][0]["text"]
+        assert "Images produced by the tools:\n- img_3" in note and "Shown again, as you named them:\n- img_2" in note
+
+
 class TestTextFallback:
     async def test_action_in_text_runs_the_tool(
         self, scripted: Any, street_jpeg: ContenderImage, store: ImageStore
@@ -372,3 +439,30 @@ class TestWithoutTools:
         model = ScriptedChat([[ToolCall("a", "pixel_analysis", {})], [TextDelta("Japan.")]])
         steps, answer, _ = await run(GateContender("m+gate", model, image_tools(), GateSettings()), street_jpeg)
         assert steps[0].ok and "vegetation" in steps[0].observation and answer == "Japan."
+
+
+class TestSystemPrompt:
+    async def test_it_follows_the_papers_method_and_lets_the_question_shape_the_answer(
+        self, scripted: Any, street_jpeg: ContenderImage
+    ) -> None:
+        server = scripted([Turn("Final answer: Japan.")])
+
+        async def body(s: Scripted) -> Any:
+            agent = GateContender("m+gate", s.model(), image_tools(), GateSettings(max_turns=7, time_budget=90))
+            return await run(agent, street_jpeg)
+
+        await with_server(server, body)
+        system = server.requests[0]["messages"][0]["content"]
+        for step in (
+            "Break the question into the parts it needs",  # decompose
+            "Describe the photo in detail before you guess",
+            "Search from the evidence",
+            "Prefer official, primary and reference sources",
+            "second, independent source",  # cross-check
+            "at most 7 turns and about 90 seconds, so plan your steps and finish within them",
+            "the most likely answer, then say what remains uncertain",
+            "in the shape it asks for",
+            "the name, date or number when it asks for one",
+        ):
+            assert step in system, step
+        assert "the most likely location" not in system  # no location-shaped answer forced on every question
