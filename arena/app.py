@@ -194,7 +194,13 @@ def _install_error_handlers(app: FastAPI) -> None:
     # raised by the router are answered in the arena's format too, not as {"detail": ...}
     @app.exception_handler(HTTPException)
     async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorised"}.get(exc.status_code, "error")
+        code = {
+            400: "bad_request",
+            401: "unauthorised",
+            404: "not_found",
+            405: "method_not_allowed",
+            408: "request_timeout",
+        }.get(exc.status_code, "error")
         message = {
             404: "There is nothing at this address.",
             405: f"This address does not take {request.method} requests.",

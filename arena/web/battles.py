@@ -57,7 +57,32 @@ def challenge(request: Request, session: SessionDep, services: ServicesDep) -> J
     return response
 
 
-@router.post("/api/battles", status_code=201, response_model=BattleCreated)
+# The handler reads the form itself (to count the body as it arrives), so the spec says what it takes.
+_BATTLE_FORM = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["image", "prompt"],
+                    "properties": {
+                        "image": {"type": "string", "format": "binary", "description": "JPEG, PNG or WebP photo"},
+                        "prompt": {"type": "string", "description": "a geographic question about the photo"},
+                        "share_location": {"type": "string", "description": "`true` to keep a location label"},
+                        "location": {"type": "string", "description": "`lat,lon` of the photo (with consent)"},
+                        "place": {"type": "string", "description": "a place name (with consent)"},
+                        "challenge": {"type": "string", "description": "proof-of-work token from /api/challenge"},
+                        "solution": {"type": "string", "description": "its solution"},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+@router.post("/api/battles", status_code=201, response_model=BattleCreated, openapi_extra=_BATTLE_FORM)
 async def create_battle(
     request: Request, settings: SettingsDep, db: DatabaseDep, services: ServicesDep
 ) -> JSONResponse:
