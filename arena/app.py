@@ -31,7 +31,7 @@ from arena.deps import Services
 from arena.errors import ClientError
 from arena.gatekeeper import build_gatekeeper
 from arena.geo.gazetteer import country_display_name
-from arena.images.store import ImageStore
+from arena.images.store import store_for
 from arena.pool import PoolPolicy, find_identity_leaks
 from arena.pool.counts import EvidenceCache, VoteCountCache
 from arena.web import admin, battles, bench, health, images, leaderboard, metrics, pages, review, terms
@@ -84,7 +84,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
     engine = make_engine(settings.resolved_database_url)
     http = httpx.AsyncClient(follow_redirects=False)
-    images = ImageStore(settings.image_dir)
+    images = store_for(settings)
     pool_config = settings.pool
     deps = ProviderDeps(http=http, images=images, pool=pool_config)
     pool = build_pool(deps)

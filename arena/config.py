@@ -48,6 +48,10 @@ class Settings(BaseSettings):
     data_dir: Path = Path("./arena-data")
     database_url: str = ""  # empty: SQLite file under data_dir
     config: Path = Path("./arena.toml")
+    # where photos live: empty = `images/` under data_dir; a directory; or s3://bucket/prefix,
+    # shared by every replica (credentials from the usual AWS_* variables)
+    image_store: str = ""
+    s3_endpoint_url: str = ""  # an S3-compatible server (MinIO, Ceph, R2); empty: AWS itself
     secret_key: str = DEFAULT_SECRET
     admin_token: str = ""
 
@@ -83,6 +87,19 @@ class Settings(BaseSettings):
             interval_seconds(value)
         return value
 
+    @field_validator("image_store")
+    @classmethod
+    def _image_store(cls, value: str) -> str:
+        value = value.strip()
+        if value.startswith("s3://"):
+            if not value.removeprefix("s3://").split("/")[0]:
+                raise ValueError(f"{value!r} names no bucket (expected s3://bucket/prefix)")
+        elif "://" in value:
+            raise ValueError(f"{value!r}: give a directory or s3://bucket/prefix")
+        elif value:
+            value = str(Path(value).expanduser().absolute())  # as data_dir: from the start directory
+        return value
+
     @field_validator("terms_file", mode="before")
     @classmethod
     def _unset_when_empty(cls, value: object) -> object:
@@ -115,6 +132,11 @@ class Settings(BaseSettings):
     @property
     def image_dir(self) -> Path:
         return self.data_dir / "images"
+
+    @property
+    def image_location(self) -> str:
+        """ARENA_IMAGE_STORE, or the `images/` directory under the data dir."""
+        return self.image_store or str(self.image_dir)
 
     @property
     def rank_interval(self) -> float:

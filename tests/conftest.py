@@ -28,6 +28,7 @@ from arena.db.session import make_engine
 from arena.db.tables import Base
 from tests.servers import serve_in_thread
 from tests.servers.openai_compatible import OpenAICompatibleServer
+from tests.servers.s3 import S3Server, s3_server
 from tests.servers.scripted import ScriptedServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,6 +105,21 @@ def openai_server() -> Iterator[tuple[str, OpenAICompatibleServer]]:
     server = OpenAICompatibleServer()
     with serve_in_thread(server.app) as url:
         yield f"{url}/v1", server
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """A real S3-compatible server (moto's server mode) on loopback, for the whole session."""
+    with s3_server(tmp_path_factory.mktemp("s3") / "moto.log") as server:
+        yield server
+
+
+@pytest.fixture
+def s3_env(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> S3Server:
+    """The S3 server's credentials in this process's environment, where boto3 looks for them."""
+    for name, value in s3.env().items():
+        monkeypatch.setenv(name, value)
+    return s3
 
 
 @pytest.fixture

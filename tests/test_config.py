@@ -96,12 +96,12 @@ class TestExamplePoolFile:
 
         from arena.contenders.compose import ProviderDeps, build_pool
         from arena.gatekeeper import build_gatekeeper
-        from arena.images.store import ImageStore
+        from arena.images.store import LocalImageStore
         from tests.conftest import ROOT
 
         pool_config = load_pool(ROOT / "arena.example.toml")
         async with httpx.AsyncClient() as http:
-            deps = ProviderDeps(http=http, images=ImageStore(tmp_path), pool=pool_config)
+            deps = ProviderDeps(http=http, images=LocalImageStore(tmp_path), pool=pool_config)
             pool = build_pool(deps)
             build_gatekeeper(pool_config, deps)
         assert len(pool) == len(pool_config.contenders) == 8

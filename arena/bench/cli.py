@@ -84,14 +84,14 @@ async def _bench(
     from arena.db.ready import open_engine
     from arena.db.session import make_sessionmaker
     from arena.images.intake import IntakeLimits
-    from arena.images.store import ImageStore
+    from arena.images.store import store_for
 
     engine = open_engine(settings.resolved_database_url)
     sessions = make_sessionmaker(engine)
     configs = {c.name: c for c in settings.pool.contenders}
     try:
         async with httpx.AsyncClient(follow_redirects=False) as http:
-            images = ImageStore(settings.image_dir)
+            images = store_for(settings)
             deps = ProviderDeps(http=http, images=images, pool=settings.pool)
             contenders = {name: build_contender(configs[name], deps) for name in names}
             timeouts = {name: args.timeout or configs[name].timeout for name in names}

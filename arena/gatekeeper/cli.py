@@ -93,14 +93,14 @@ class _gatekeeper:
         from arena.config import GatekeeperSection, Settings
         from arena.contenders.deps import ProviderDeps
         from arena.gatekeeper import build_gatekeeper
-        from arena.images.store import ImageStore
+        from arena.images.store import store_for
 
         settings = Settings()
         pool = settings.pool
         if self.offline:
             pool = pool.model_copy(update={"gatekeeper": GatekeeperSection(mode="offline")})
         self.http = httpx.AsyncClient()
-        deps = ProviderDeps(http=self.http, images=ImageStore(settings.image_dir), pool=pool)
+        deps = ProviderDeps(http=self.http, images=store_for(settings), pool=pool)
         return build_gatekeeper(pool, deps)
 
     async def __aexit__(self, *exc: object) -> None:

@@ -1,7 +1,10 @@
-"""Content-addressed image storage: a file per SHA-256 under the data dir.
+"""Content-addressed image storage: one object per SHA-256, in a local
+directory (the default) or an S3-compatible bucket shared by every replica.
 
-The same photo uploaded twice is stored once. Writes go to a temporary file
-first and are renamed into place, so a reader never sees half an image.
+The same photo uploaded twice is stored once. A reader never sees half an
+image: the local store writes a temporary file and renames it into place, and
+an S3 PUT is atomic. `open_image_store(location)` picks the backend from
+`ARENA_IMAGE_STORE`: a path, or `s3://bucket/prefix`.
 """
 
 from __future__ import annotations
@@ -11,12 +14,52 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from typing import Any, Protocol
+
+from arena.config import Settings
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_CONTENT_TYPES = {"jpg": "image/jpeg", "png": "image/png"}
 
 
-class ImageStore:
-    """Stores JPEG/PNG bytes by their SHA-256 hex digest."""
+class ImageStore(Protocol):
+    """Stores JPEG/PNG bytes by their SHA-256 hex digest. Blocking calls: run them in a thread
+    from async code. `get` raises KeyError for a malformed or missing digest."""
+
+    def put(self, data: bytes, ext: str = "jpg") -> str: ...
+
+    def get(self, sha: str, ext: str = "jpg") -> bytes: ...
+
+    def exists(self, sha: str, ext: str = "jpg") -> bool: ...
+
+
+def store_for(settings: Settings) -> ImageStore:
+    """The deployment's image store (ARENA_IMAGE_STORE, ARENA_S3_ENDPOINT_URL)."""
+    return open_image_store(settings.image_location, endpoint_url=settings.s3_endpoint_url)
+
+
+def open_image_store(location: str | Path, *, endpoint_url: str = "") -> ImageStore:
+    """The store at `location`: `s3://bucket/prefix` (credentials from the usual AWS variables,
+    `endpoint_url` for MinIO, Ceph, R2 ...) or a local directory."""
+    text = str(location)
+    if text.startswith("s3://"):
+        bucket, _, prefix = text.removeprefix("s3://").partition("/")
+        if not bucket:
+            raise ValueError(f"ARENA_IMAGE_STORE={text!r} names no bucket (expected s3://bucket/prefix)")
+        return S3ImageStore(bucket, prefix, endpoint_url=endpoint_url)
+    if "://" in text:
+        raise ValueError(f"ARENA_IMAGE_STORE={text!r}: only a directory or s3://bucket/prefix is understood")
+    return LocalImageStore(Path(text))
+
+
+def _checked(sha: str) -> str:
+    if not _SHA256.match(sha):
+        raise KeyError(sha)
+    return sha
+
+
+class LocalImageStore:
+    """A file per image under `root`, fanned out by the digest's first two characters."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
@@ -41,9 +84,7 @@ class ImageStore:
 
     def path(self, sha: str, ext: str = "jpg") -> Path:
         """Where an image lives; KeyError for a malformed or missing digest."""
-        if not _SHA256.match(sha):
-            raise KeyError(sha)
-        path = self._path(sha, ext)
+        path = self._path(_checked(sha), ext)
         if not path.exists():
             raise KeyError(sha)
         return path
@@ -54,3 +95,77 @@ class ImageStore:
     def _path(self, sha: str, ext: str) -> Path:
         # two-level fan-out keeps directories small at millions of images
         return self.root / sha[:2] / f"{sha}.{ext}"
+
+
+class S3ImageStore:
+    """One object per image at `<prefix>/<sha[:2]>/<sha>.<ext>` in an S3-compatible bucket.
+
+    The key layout is the local store's, so a directory synced to the bucket
+    (`aws s3 sync arena-data/images s3://bucket/prefix`) is read unchanged."""
+
+    def __init__(self, bucket: str, prefix: str = "", *, endpoint_url: str = "", client: Any = None) -> None:
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self._client: Any = client if client is not None else _s3_client(endpoint_url)
+
+    def put(self, data: bytes, ext: str = "jpg") -> str:
+        sha = hashlib.sha256(data).hexdigest()
+        key = self._key(sha, ext)
+        # content-addressed: an object already there holds these very bytes
+        if not self._head(key):
+            self._client.put_object(
+                Bucket=self.bucket,
+                Key=key,
+                Body=data,
+                ContentType=_CONTENT_TYPES.get(ext, "application/octet-stream"),
+                ChecksumAlgorithm="SHA256",  # the server refuses a body that arrived damaged
+            )
+        return sha
+
+    def get(self, sha: str, ext: str = "jpg") -> bytes:
+        from botocore.exceptions import ClientError
+
+        try:
+            answer = self._client.get_object(Bucket=self.bucket, Key=self._key(_checked(sha), ext))
+        except ClientError as exc:
+            if _missing(exc):
+                raise KeyError(sha) from None
+            raise
+        body: bytes = answer["Body"].read()
+        return body
+
+    def exists(self, sha: str, ext: str = "jpg") -> bool:
+        return bool(_SHA256.match(sha)) and self._head(self._key(sha, ext))
+
+    def _head(self, key: str) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            self._client.head_object(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            if _missing(exc):
+                return False
+            raise
+        return True
+
+    def _key(self, sha: str, ext: str) -> str:
+        name = f"{sha[:2]}/{sha}.{ext}"
+        return f"{self.prefix}/{name}" if self.prefix else name
+
+
+def _missing(exc: Any) -> bool:
+    code = str(exc.response.get("Error", {}).get("Code", ""))
+    return code in ("404", "NoSuchKey", "NotFound")
+
+
+def _s3_client(endpoint_url: str) -> Any:
+    # boto3 is imported only when an S3 store is configured: it takes a while to load
+    import boto3
+    from botocore.config import Config
+
+    return boto3.session.Session().client(
+        "s3",
+        endpoint_url=endpoint_url or None,
+        # path-style addressing works on every S3-compatible server (MinIO, Ceph, moto) and on AWS
+        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 3, "mode": "standard"}),
+    )

@@ -60,13 +60,13 @@ async def _judge(settings: Settings, cfg: Any, args: argparse.Namespace) -> dict
     from arena.contenders.deps import ProviderDeps
     from arena.db.ready import open_engine
     from arena.db.session import make_sessionmaker
-    from arena.images.store import ImageStore
+    from arena.images.store import store_for
     from arena.judge.report import judge_report
     from arena.judge.runner import judge_battles
 
     engine = open_engine(settings.resolved_database_url)
     sessions = make_sessionmaker(engine)
-    images = ImageStore(settings.image_dir)
+    images = store_for(settings)
     try:
         async with httpx.AsyncClient(follow_redirects=False) as http:
             deps = ProviderDeps(http=http, images=images, pool=settings.pool)

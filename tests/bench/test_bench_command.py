@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from arena.cli import main
 from arena.db.session import make_engine, make_sessionmaker
 from arena.db.tables import BenchGrade, BenchResult
-from arena.images.store import ImageStore
+from arena.images.store import LocalImageStore
 from tests.bench.conftest import PARIS_ROWS, write_dataset
 from tests.conftest import SAMPLE_DIR
 
@@ -156,7 +156,7 @@ def test_gate_baseline_tool_shares_on_a_real_photo(arena_env, tmp_path, capsys):
     assert abs(sum(share.values()) - 1) < 1e-3 and share["super_resolution"] > 0.5  # each policy view is upscaled
     assert row["turns"] == 1  # a fixed policy, one pass: no tool-calling turns with thoughts
     # the photo and every view a step shows are in the image store, as for a battle
-    store = ImageStore(tmp_path / "data" / "images")
+    store = LocalImageStore(tmp_path / "data" / "images")
     assert store.exists(rows_photo_sha(dataset))
     engine = make_engine(arena_env)
     with make_sessionmaker(engine)() as session:

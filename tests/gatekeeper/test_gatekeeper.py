@@ -15,7 +15,7 @@ from arena.config import ContenderConfig, PoolConfig
 from arena.contenders.deps import ProviderDeps
 from arena.gatekeeper import Verdict, build_gatekeeper, rejection_message
 from arena.gatekeeper.llm import MalformedVerdict, parse_verdict
-from arena.images.store import ImageStore
+from arena.images.store import LocalImageStore
 from tests.gatekeeper.judge_server import JudgeServer
 from tests.servers import serve_in_thread
 
@@ -35,7 +35,7 @@ def pool_with(gatekeeper: dict[str, object], *contenders: ContenderConfig) -> Po
 
 
 def deps_for(pool: PoolConfig, http: httpx.AsyncClient, tmp_path: Path) -> ProviderDeps:
-    return ProviderDeps(http=http, images=ImageStore(tmp_path), pool=pool)
+    return ProviderDeps(http=http, images=LocalImageStore(tmp_path), pool=pool)
 
 
 class TestOfflineGatekeeper:
@@ -125,7 +125,7 @@ class TestLLMJudge:
         self, http: httpx.AsyncClient, tmp_path: Path
     ) -> None:
         baseline = ContenderConfig(name="ocr", provider="baseline", model="ocr-geolocator")
-        deps = ProviderDeps(http=http, images=ImageStore(tmp_path), pool=PoolConfig())
+        deps = ProviderDeps(http=http, images=LocalImageStore(tmp_path), pool=PoolConfig())
         with pytest.raises(ValueError, match="not in the pool"):
             build_gatekeeper(pool_with({"contender": "nope"}, baseline), deps)
         with pytest.raises(ValueError, match="baseline"):

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from arena.db.tables import Battle, Image, Response, Vote
 from arena.images.intake import normalise
-from arena.images.store import ImageStore
+from arena.images.store import LocalImageStore
 from tests.conftest import SAMPLE_DIR
 
 LONG = (
@@ -32,7 +32,7 @@ PLAN = [
 
 def store_photo(session: Session, data_dir: Path) -> str:
     clean = normalise((SAMPLE_DIR / "images" / "level1-1.jpg").read_bytes())
-    ImageStore(data_dir / "images").put(clean.jpeg)
+    LocalImageStore(data_dir / "images").put(clean.jpeg)
     if session.get(Image, clean.sha256) is None:
         session.add(Image(sha256=clean.sha256, width=clean.width, height=clean.height, size_bytes=len(clean.jpeg)))
         session.flush()

@@ -24,7 +24,7 @@ from arena.contenders.base import (
     Usage,
 )
 from arena.contenders.compose import ProviderDeps, build_pool
-from arena.images.store import ImageStore
+from arena.images.store import LocalImageStore
 from arena.pool import PoolPolicy, find_identity_leaks
 from tests.pool.model_apis import ModelAPIs
 from tests.servers import serve_in_thread
@@ -108,7 +108,7 @@ class TestMixedPool:
     ) -> None:
         monkeypatch.setenv("TEST_KEY", "sk-test")
         config = mixed_pool(servers)
-        pool = build_pool(ProviderDeps(http=http, images=ImageStore(tmp_path), pool=config))
+        pool = build_pool(ProviderDeps(http=http, images=LocalImageStore(tmp_path), pool=config))
         clock = [1_700_000_000.0]
         policy = PoolPolicy(PoolPolicy.from_config(config).config, clock=lambda: clock[0])
         rng = random.Random(3)

@@ -26,7 +26,7 @@ from arena.contenders.base import (
     Usage,
 )
 from arena.contenders.deps import ProviderDeps
-from arena.images.store import ImageStore
+from arena.images.store import LocalImageStore
 from tests.servers.scripted import Script
 from tests.servers.scripted import ScriptedServer as Loopback
 from tests.servers.scripted import http_chunk as _chunk
@@ -159,7 +159,7 @@ class TestAnthropicStreaming:
             api_key_env="TEST_ANTHROPIC_KEY", max_tokens=77, temperature=None, timeout=3,
             options={"extra_body": {"top_k": 5}},
         )  # fmt: skip
-        deps = ProviderDeps(http=http, images=ImageStore(tmp_path), pool=PoolConfig(contenders=[cfg]))
+        deps = ProviderDeps(http=http, images=LocalImageStore(tmp_path), pool=PoolConfig(contenders=[cfg]))
         chat = build_anthropic(cfg, deps)
         server.scripts.append(sse(message(text_block(0, "ok"))))
         await collect(chat, ASK)

@@ -26,7 +26,7 @@ from arena.contenders.base import (
     Usage,
 )
 from arena.contenders.deps import ProviderDeps
-from arena.images.store import ImageStore
+from arena.images.store import LocalImageStore
 from tests.servers.scripted import Script
 from tests.servers.scripted import ScriptedServer as Loopback
 from tests.servers.scripted import http_chunk as _chunk
@@ -130,7 +130,7 @@ class TestGeminiStreaming:
             api_key_env="TEST_GEMINI_KEY", max_tokens=64, temperature=1.0, timeout=3,
             options={"api_version": "v1", "generation_config": {"thinkingConfig": {"thinkingBudget": 0}}},
         )  # fmt: skip
-        deps = ProviderDeps(http=http, images=ImageStore(tmp_path), pool=PoolConfig(contenders=[cfg]))
+        deps = ProviderDeps(http=http, images=LocalImageStore(tmp_path), pool=PoolConfig(contenders=[cfg]))
         server.scripts.append(sse([chunk({"text": "ok"}, finish="STOP")]))
         await collect(build_gemini(cfg, deps), ASK)
         sent = server.received[0]

@@ -24,7 +24,7 @@ from arena.contenders.base import (
     Usage,
 )
 from arena.contenders.deps import ProviderDeps
-from arena.images.store import ImageStore
+from arena.images.store import LocalImageStore
 from tests.servers import free_port, serve_in_thread
 
 IMAGE = ContenderImage(jpeg=b"\xff\xd8\xff\xe0fake-jpeg-bytes", width=2, height=2)
@@ -250,7 +250,9 @@ class TestReasoningModels:
             options={"max_tokens_field": "max_completion_tokens", "send_temperature": False},
         )
         async with httpx.AsyncClient() as http:
-            await collect(build_openai(cfg, ProviderDeps(http=http, images=ImageStore(tmp_path), pool=PoolConfig())))
+            await collect(
+                build_openai(cfg, ProviderDeps(http=http, images=LocalImageStore(tmp_path), pool=PoolConfig()))
+            )
         body = server.requests[-1]
         assert body["max_completion_tokens"] == 500
         assert "max_tokens" not in body and "temperature" not in body

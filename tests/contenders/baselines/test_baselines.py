@@ -36,7 +36,7 @@ from arena.contenders.baselines import (
 )
 from arena.contenders.compose import ProviderDeps, build_pool
 from arena.geo.gazetteer import load_gazetteer
-from arena.images.store import ImageStore
+from arena.images.store import ImageStore, LocalImageStore
 from arena.vision.policy import fixed_policy_views
 from tests.conftest import SAMPLE_DIR
 
@@ -53,7 +53,7 @@ def ocr_by_photo() -> dict[str, list[OcrLine]]:
 
 @pytest.fixture
 def store(tmp_path: Path) -> ImageStore:
-    return ImageStore(tmp_path / "images")
+    return LocalImageStore(tmp_path / "images")
 
 
 def as_contender_image(image: Image.Image) -> ContenderImage:
@@ -232,7 +232,7 @@ class TestRegistration:
     async def test_offline_pool_builds_both_baselines(self, tmp_path: Path) -> None:
         pool = load_pool(tmp_path / "absent.toml")
         async with httpx.AsyncClient() as http:
-            contenders = build_pool(ProviderDeps(http=http, images=ImageStore(tmp_path), pool=pool))
+            contenders = build_pool(ProviderDeps(http=http, images=LocalImageStore(tmp_path), pool=pool))
         assert set(contenders) == {"ocr-geolocator", "ocr-geolocator+gate"}
         plain, gated = contenders["ocr-geolocator"], contenders["ocr-geolocator+gate"]
         assert isinstance(plain, OcrGeolocator) and isinstance(gated, OcrGeolocator)
@@ -248,7 +248,7 @@ class TestRegistration:
         )
         pool = PoolConfig(contenders=[cfg])
         async with httpx.AsyncClient() as http:
-            contender = build_pool(ProviderDeps(http=http, images=ImageStore(tmp_path), pool=pool))["strict"]
+            contender = build_pool(ProviderDeps(http=http, images=LocalImageStore(tmp_path), pool=pool))["strict"]
         assert contender.options == GeolocatorOptions(min_confidence=0.9, top=5)
 
     @pytest.mark.parametrize(
@@ -264,6 +264,6 @@ class TestRegistration:
     ) -> None:
         cfg = ContenderConfig(name="bad", provider="baseline", model=model, options=options)
         async with httpx.AsyncClient() as http:
-            deps = ProviderDeps(http=http, images=ImageStore(tmp_path), pool=PoolConfig(contenders=[cfg]))
+            deps = ProviderDeps(http=http, images=LocalImageStore(tmp_path), pool=PoolConfig(contenders=[cfg]))
             with pytest.raises(ValueError, match=re.escape(message)):
                 build_pool(deps)

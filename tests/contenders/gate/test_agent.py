@@ -29,7 +29,7 @@ from arena.contenders.gate.agent import GateContender, _AnswerSplitter, parse_ac
 from arena.contenders.gate.registry import ImageRegistry
 from arena.contenders.gate.tools.base import Tool, ToolResult
 from arena.contenders.gate.tools.image import image_tools
-from arena.images.store import ImageStore
+from arena.images.store import ImageStore, LocalImageStore
 from tests.contenders.gate.scripted_model import Call, ScriptedModelServer, Turn
 from tests.servers import serve_in_thread
 
@@ -38,7 +38,7 @@ CROP = Call("crop", json.dumps({"image": "img_0", "box": [0.55, 0.45, 0.9, 0.8]}
 
 @pytest.fixture
 def store(tmp_path: Path) -> ImageStore:
-    return ImageStore(tmp_path / "images")
+    return LocalImageStore(tmp_path / "images")
 
 
 class Scripted:

@@ -15,13 +15,13 @@ from arena.contenders.gate.registry import (
     contender_image,
 )
 from arena.contenders.gate.tools.base import ImageToolError
-from arena.images.store import ImageStore
+from arena.images.store import LocalImageStore
 from arena.vision.ops import crop, super_resolution
 
 
 class TestImageRegistry:
     def test_ids_follow_the_photo_and_images_are_stored(self, street: Image.Image, tmp_path: Path) -> None:
-        store = ImageStore(tmp_path)
+        store = LocalImageStore(tmp_path)
         registry = ImageRegistry(street, store, photo_sha256="ab" * 32)
         first = registry.add(crop(street, [0, 0, 0.5, 0.5]), "crop of img_0")
         second = registry.add(super_resolution(street, [0.6, 0.5, 0.9, 0.8], 2), "2x of img_0")
@@ -58,7 +58,7 @@ class TestImageRegistry:
     def test_concurrent_adds_get_distinct_ids(self, street: Image.Image, tmp_path: Path) -> None:
         # An image tool that timed out keeps running in its worker thread and registers its
         # image while the next call registers another: both took the same id, one was lost.
-        class SlowStore(ImageStore):
+        class SlowStore(LocalImageStore):
             def put(self, data: bytes, ext: str = "jpg") -> str:
                 time.sleep(0.2)
                 return super().put(data, ext)

@@ -18,7 +18,7 @@ from arena.app import create_app
 from arena.config import Settings
 from arena.contenders.gate.registry import ImageRegistry
 from arena.db.migrate import upgrade
-from arena.images.store import ImageStore
+from arena.images.store import LocalImageStore
 from arena.vision.ops import crop, super_resolution
 from tests.conftest import SCREENSHOTS
 from tests.contenders.gate.scripted_model import Call, ScriptedModelServer, Turn
@@ -38,7 +38,7 @@ HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script> *
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    store = ImageStore(tmp_path_factory.mktemp("images"))
+    store = LocalImageStore(tmp_path_factory.mktemp("images"))
     registry = ImageRegistry(photo("level1-1.jpg"), store)
     car = registry.add(super_resolution(registry.get("img_0").image, [0.6, 0.5, 0.9, 0.8], 2), "2x car")
     fence = registry.add(crop(registry.get("img_0").image, [0.0, 0.55, 0.5, 0.9]), "fence")
