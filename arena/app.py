@@ -26,6 +26,7 @@ from arena.battles.runner import BattleHooks, BattleRuns
 from arena.config import Settings
 from arena.contenders.compose import build_pool
 from arena.contenders.deps import ProviderDeps
+from arena.contenders.upstream import UpstreamClients
 from arena.db.session import Database, make_engine
 from arena.deps import Services
 from arena.errors import ClientError
@@ -84,10 +85,12 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
     engine = make_engine(settings.resolved_database_url)
     http = httpx.AsyncClient(follow_redirects=False)
+    upstream = UpstreamClients(settings.connections_for, other=http)
     images = store_for(settings)
     pool_config = settings.pool
-    deps = ProviderDeps(http=http, images=images, pool=pool_config)
+    deps = ProviderDeps(http=http, images=images, pool=pool_config, upstream=upstream)
     pool = build_pool(deps)
+    _log_connection_pools(upstream, settings)
 
     for name, contender in pool.items():
         for tool, reason in getattr(contender, "disabled", {}).items():
@@ -113,6 +116,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         battle_timeout=max([settings.battle_timeout, *(c.timeout for c in pool_config.contenders)]),
         max_answer_chars=settings.max_answer_chars,
         lease=settings.battle_lease,
+        max_battles=settings.max_battles,
         hooks=BattleHooks(
             on_side_result=on_side_result,
             flag_battle=lambda texts: ["identity_leak"] if find_identity_leaks(texts, pool_config) else [],
@@ -147,8 +151,24 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         if ranker is not None:
             ranker.stop()
         await battle_runs.shutdown()
+        await upstream.aclose()
         await http.aclose()
         engine.dispose()
+
+
+def _log_connection_pools(upstream: UpstreamClients, settings: Settings) -> None:
+    needed = 2 * settings.max_battles  # both sides of every battle on one provider
+    for origin, size in upstream.sizes().items():
+        if size < needed:
+            log.warning(
+                "%s: %d connections for up to %d battles (%d streams); streams beyond wait for one",
+                origin,
+                size,
+                settings.max_battles,
+                needed,
+            )
+        else:
+            log.info("%s: up to %d connections", origin, size)
 
 
 def _background_ranker(settings: Settings, database: Database) -> BackgroundRanker | None:

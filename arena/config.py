@@ -14,6 +14,7 @@ import tomllib
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -80,6 +81,12 @@ class Settings(BaseSettings):
     # the operator's own terms (Markdown) for /terms; None: the built-in text
     terms_file: Path | None = None
 
+    # load: battles this replica runs at once; one more is answered 503 with Retry-After
+    max_battles: int = Field(default=200, ge=1)
+    # connections to each provider (one pool per origin, e.g. https://api.openai.com); 0 = two per
+    # battle the replica accepts, so a stream never waits for one; `[connections]` overrides per origin
+    upstream_connections: int = Field(default=0, ge=0)
+
     @field_validator("rank_every")
     @classmethod
     def _interval(cls, value: str) -> str:
@@ -132,6 +139,10 @@ class Settings(BaseSettings):
     @property
     def image_dir(self) -> Path:
         return self.data_dir / "images"
+
+    def connections_for(self, origin: str) -> int:
+        """The connection pool size of one provider origin."""
+        return self.pool.connections.get(origin) or self.upstream_connections or 2 * self.max_battles
 
     @property
     def image_location(self) -> str:
@@ -332,6 +343,19 @@ class PoolConfig(Section):
     integrity: IntegrityConfig = Field(default_factory=IntegrityConfig)
     # the keys of a contender; read and checked by arena.bench.judges
     judge: dict[str, Any] | None = None
+    # connections to one provider, by origin: `"https://api.openai.com" = 100` (ARENA_UPSTREAM_CONNECTIONS
+    # for the rest); fewer than two per battle the replica accepts makes streams queue for one
+    connections: dict[str, int] = Field(default_factory=dict)
+
+    @field_validator("connections")
+    @classmethod
+    def _origins(cls, connections: dict[str, int]) -> dict[str, int]:
+        for origin, size in connections.items():
+            if origin != origin_of(origin):
+                raise ValueError(f'[connections]: {origin!r} is not an origin like "https://api.openai.com"')
+            if size < 1:
+                raise ValueError(f"[connections]: {origin} needs at least 1 connection, not {size}")
+        return connections
 
     @field_validator("contenders")
     @classmethod
@@ -358,6 +382,20 @@ OFFLINE_POOL: list[dict[str, Any]] = [
         "label": "baseline",
     },
 ]
+
+
+def origin_of(url: str) -> str:
+    """`https://api.openai.com/v1` -> `https://api.openai.com` (the default port dropped)."""
+    parts = urlsplit(url.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if scheme not in ("http", "https") or not host:
+        return ""
+    if ":" in host:  # an IPv6 literal keeps its brackets
+        host = f"[{host}]"
+    port = parts.port
+    if port is None or port == {"http": 80, "https": 443}[scheme]:
+        return f"{scheme}://{host}"
+    return f"{scheme}://{host}:{port}"
 
 
 def load_pool(path: Path) -> PoolConfig:

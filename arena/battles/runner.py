@@ -11,10 +11,12 @@ calls are cancelled and the battle is marked abandoned.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -35,6 +37,7 @@ from arena.contenders.base import (
 )
 from arena.db.tables import Battle, Image, utcnow
 from arena.db.text import storable, storable_json
+from arena.errors import ClientError
 from arena.geo.commitment import answer_commitment
 from arena.images.store import ImageStore
 
@@ -48,6 +51,8 @@ ABANDON_GRACE = 5.0  # seconds a battle with no watcher keeps running, for a rec
 # A running battle's lease: its replica renews it every third of this; one not renewed for
 # this long lost its replica (kill -9, a long database outage) and is abandoned by whoever looks.
 LEASE_SECONDS = 30.0
+MAX_BATTLES = 200  # running at once on one replica (ARENA_MAX_BATTLES)
+FULL_RETRY_AFTER = 5  # seconds a refused client is asked to wait: about the time battles take to free places
 
 
 @dataclass
@@ -75,7 +80,12 @@ class BattleRuns:
         abandon_grace: float = ABANDON_GRACE,
         max_answer_chars: int = MAX_ANSWER_CHARS,
         lease: float = LEASE_SECONDS,
+        max_battles: int = MAX_BATTLES,
     ) -> None:
+        self.max_battles = max_battles
+        # slots held by battles being made here whose stream has not opened yet: key -> expiry
+        self._reserved: dict[str, float] = {}
+        self._slot_ids = itertools.count()
         self.max_answer_chars = max_answer_chars
         self.lease = lease
         self.sessions = sessions
@@ -85,6 +95,38 @@ class BattleRuns:
         self.abandon_grace = abandon_grace
         self.hooks = hooks or BattleHooks()
         self._runs: dict[str, BattleRun] = {}
+
+    @property
+    def running(self) -> int:
+        return len(self._runs)
+
+    @contextmanager
+    def slot(self) -> Iterator[Slot]:
+        """Hold one of the replica's `max_battles` places while a battle is made, or refuse with
+        503 and Retry-After when they are taken: better than admitting a battle whose streams
+        would then wait for upstream connections and fail midway. The place passes to the run
+        when its stream opens, and lapses after a lease if no stream comes."""
+        self._expire_reservations()
+        if self.running + len(self._reserved) >= self.max_battles:
+            raise ClientError(
+                503,
+                "arena_full",
+                "The arena is answering as many battles as it can right now; please try again in a few seconds.",
+                headers={"Retry-After": str(FULL_RETRY_AFTER)},
+            )
+        held = Slot(key=f"making-{next(self._slot_ids)}")
+        self._reserved[held.key] = time.monotonic() + self.lease
+        try:
+            yield held
+        finally:
+            self._reserved.pop(held.key, None)
+            if held.battle_id is not None and held.battle_id not in self._runs:
+                self._reserved[held.battle_id] = time.monotonic() + self.lease
+
+    def _expire_reservations(self) -> None:
+        now = time.monotonic()
+        for key in [k for k, expiry in self._reserved.items() if expiry <= now]:
+            del self._reserved[key]
 
     async def stream(self, battle_id: str) -> AsyncIterator[str]:
         """SSE text for one watcher of the battle."""
@@ -141,6 +183,7 @@ class BattleRuns:
         return prompt, image, sides
 
     def _start(self, battle_id: str, prompt: str, image: ContenderImage, sides: dict[str, str]) -> BattleRun:
+        self._reserved.pop(battle_id, None)  # its place passes to the run
         run = BattleRun(self, battle_id, prompt, image, sides)
         self._runs[battle_id] = run
         run.task = asyncio.create_task(run.run(), name=f"battle-{battle_id}")
@@ -179,6 +222,17 @@ class BattleRuns:
     def _abandon_if_stale(self, battle_id: str, older_than: timedelta) -> bool:
         with self.sessions.begin() as session:
             return repository.abandon_if_stale(session, battle_id, older_than)
+
+
+@dataclass
+class Slot:
+    """A place among the replica's running battles; `bind` it to the battle made in it."""
+
+    key: str
+    battle_id: str | None = None
+
+    def bind(self, battle_id: str) -> None:
+        self.battle_id = battle_id
 
 
 @dataclass

@@ -8,16 +8,23 @@ import httpx
 
 from arena.config import ContenderConfig, PoolConfig
 from arena.contenders.base import GenerationLimits
+from arena.contenders.upstream import UpstreamClients
 from arena.images.store import ImageStore
 
 
 @dataclass
 class ProviderDeps:
-    """The shared HTTP client, the image store and the pool file."""
+    """The shared HTTP client, the image store and the pool file; `upstream`, when
+    given, holds one connection pool per provider (`arena serve`)."""
 
     http: httpx.AsyncClient
     images: ImageStore
     pool: PoolConfig
+    upstream: UpstreamClients | None = None
+
+    def client_for(self, base_url: str) -> httpx.AsyncClient:
+        """The HTTP client whose pool serves this provider."""
+        return self.upstream.for_url(base_url) if self.upstream is not None else self.http
 
 
 def limits_of(cfg: ContenderConfig) -> GenerationLimits:

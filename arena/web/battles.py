@@ -16,11 +16,13 @@ from starlette.datastructures import UploadFile
 from starlette.types import Message
 
 from arena.battles import integrity, labels, repository
+from arena.battles.runner import Slot
 from arena.battles.votes import Reveal, cast_vote, voter_hash
 from arena.config import Settings
+from arena.db.session import Database
 from arena.db.tables import utcnow
 from arena.db.text import is_storable_text
-from arena.deps import AdminDep, BattleRunsDep, DatabaseDep, ServicesDep, SessionDep, SettingsDep
+from arena.deps import AdminDep, BattleRunsDep, DatabaseDep, Services, ServicesDep, SessionDep, SettingsDep
 from arena.errors import ClientError
 from arena.geo.language import guess_language
 from arena.images.intake import IntakeLimits, NormalisedImage, normalise
@@ -87,6 +89,14 @@ async def create_battle(
     request: Request, settings: SettingsDep, db: DatabaseDep, services: ServicesDep
 ) -> JSONResponse:
     """Start a battle from an uploaded photo and a question."""
+    # a full replica refuses first, before it reads the upload (503 with Retry-After)
+    with services.battle_runs.slot() as slot:
+        return await _create_battle(request, settings, db, services, slot)
+
+
+async def _create_battle(
+    request: Request, settings: Settings, db: Database, services: Services, slot: Slot
+) -> JSONResponse:
     declared = int(request.headers.get("content-length") or 0)
     if declared > settings.max_upload_bytes + 64 * 1024:  # room for the prompt and multipart framing
         raise ClientError(
@@ -169,6 +179,7 @@ async def create_battle(
         propensity=draw.propensity,
         label=label,
     )
+    slot.bind(battle_id)
     for contender in pair:
         BATTLES_STARTED.labels(contender=contender).inc()
     body = BattleCreated(battle_id=battle_id, events_url=f"/api/battles/{battle_id}/events")

@@ -6,6 +6,7 @@ chunk, error bodies) and behaves according to the requested model name:
 * `echo-*`    a markdown answer in several chunks that quotes the prompt
 * `slow-*`    the same, one chunk every 0.1 s for ~100 s
 * `paced-*`   the same answer once, one chunk every 0.4 s (2 s in all)
+* `steady-S-*` the first chunk at once, then one every 0.25 s for S seconds
 * `error-500`, `error-429`, `error-401`  the API's JSON error body
 * `broken`    two chunks, then the connection is cut mid-stream
 * `stall`     one chunk, then silence
@@ -98,6 +99,10 @@ class OpenAICompatibleServer:
             ]
         delay = 0.1 if model.startswith("slow-") else 0.4 if model.startswith("paced-") else 0.0
         repeat = 200 if model.startswith("slow-") else 1
+        if model.startswith("steady-"):
+            delay = 0.25
+            seconds = float(model.split("-")[1])
+            pieces = (pieces * int(seconds / delay / len(pieces) + 1))[: max(1, int(seconds / delay))]
         for n in range(repeat):
             for i, piece in enumerate(pieces):
                 delta = {"role": "assistant", "content": piece} if i == 0 and n == 0 else {"content": piece}

@@ -52,7 +52,7 @@ def build_anthropic(cfg: ContenderConfig, deps: ProviderDeps) -> AnthropicChat:
     if not cfg.model:
         raise ValueError(f"contender {cfg.name!r}: provider 'anthropic' needs `model`")
     return AnthropicChat(
-        http=deps.http,
+        http=deps.client_for(cfg.base_url or DEFAULT_BASE_URL),
         model=cfg.model,
         base_url=(cfg.base_url or DEFAULT_BASE_URL).rstrip("/"),
         api_key_env=cfg.api_key_env or "ANTHROPIC_API_KEY",

@@ -60,7 +60,7 @@ def build_gemini(cfg: ContenderConfig, deps: ProviderDeps) -> GeminiChat:
     if not cfg.model:
         raise ValueError(f"contender {cfg.name!r}: provider 'gemini' needs `model`")
     return GeminiChat(
-        http=deps.http,
+        http=deps.client_for(cfg.base_url or DEFAULT_BASE_URL),
         model=cfg.model.removeprefix("models/"),
         base_url=(cfg.base_url or DEFAULT_BASE_URL).rstrip("/"),
         api_key_env=cfg.api_key_env or "GEMINI_API_KEY",

@@ -40,7 +40,9 @@ async def open_stream(
     Only failures to connect are retried: once a request reached the server,
     sending it again could bill twice or answer twice.
     """
-    timeout = httpx.Timeout(connect=10.0, read=limits.stall_timeout, write=30.0, pool=10.0)
+    # pool: a provider whose `[connections]` are fewer than the replica's battles need makes
+    # streams queue for a connection; they may wait as long as the answer may take
+    timeout = httpx.Timeout(connect=10.0, read=limits.stall_timeout, write=30.0, pool=limits.timeout)
     attempt = 0
     while True:
         try:
@@ -60,6 +62,12 @@ async def open_stream(
                 ) from None
             attempt += 1
             await asyncio.sleep(RETRY_BACKOFF * 2 ** (attempt - 1))
+        except httpx.PoolTimeout:
+            raise ContenderError(
+                f"{who}: no connection to the model server came free within {_seconds(limits.timeout)} "
+                "(the arena is busy).",
+                retryable=False,  # our own queue, not the provider being down
+            ) from None
         except httpx.ReadTimeout:
             raise ContenderError(
                 f"{who}: the model server sent nothing for {_seconds(limits.stall_timeout)}.", retryable=True

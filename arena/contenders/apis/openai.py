@@ -32,7 +32,7 @@ def build_openai(cfg: ContenderConfig, deps: ProviderDeps) -> OpenAIChat:
     if not cfg.model:
         raise ValueError(f"contender {cfg.name!r}: provider 'openai' needs model")
     return OpenAIChat(
-        http=deps.http,
+        http=deps.client_for(cfg.base_url),
         base_url=cfg.base_url,
         model=cfg.model,
         api_key=cfg.api_key(),
