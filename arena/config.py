@@ -331,6 +331,14 @@ class RatingsSection(Section):
         return value
 
 
+class BattlesSection(Section):
+    """`[battles]`: what every battle shares."""
+
+    # the arena instruction for every chat contender, plain or GATE
+    # (None: arena.contenders.instruction.DEFAULT_INSTRUCTION; "": none)
+    instruction: str | None = Field(default=None, max_length=8000)
+
+
 class PoolConfig(Section):
     """The whole pool file; a misspelled table is an error that names it."""
 
@@ -341,6 +349,7 @@ class PoolConfig(Section):
     tools: GateSettings = Field(default_factory=GateSettings)
     ratings: RatingsSection = Field(default_factory=RatingsSection)
     integrity: IntegrityConfig = Field(default_factory=IntegrityConfig)
+    battles: BattlesSection = Field(default_factory=BattlesSection)
     # the keys of a contender; read and checked by arena.bench.judges
     judge: dict[str, Any] | None = None
     # connections to one provider, by origin: `"https://api.openai.com" = 100` (ARENA_UPSTREAM_CONNECTIONS

@@ -18,6 +18,7 @@ from arena.contenders.base import ChatModel, Contender, ModelContender
 from arena.contenders.baselines import build_baseline
 from arena.contenders.deps import ProviderDeps
 from arena.contenders.gate import build_gate_contender
+from arena.contenders.instruction import DEFAULT_INSTRUCTION, compose_system_prompt
 
 __all__ = ["CHAT_APIS", "OFFLINE_CONTENDERS", "ProviderDeps", "build_chat_model", "build_contender", "build_pool"]
 
@@ -44,9 +45,17 @@ def build_contender(cfg: ContenderConfig, deps: ProviderDeps) -> Contender:
         known = ", ".join(sorted({*CHAT_APIS, *OFFLINE_CONTENDERS}))
         raise ValueError(f"contender {cfg.name!r}: unknown provider {cfg.provider!r} (known: {known})")
     model = build_chat_model(cfg, deps)
+    # the same instruction for the plain and the GATE variant: they differ only in tools
+    system_prompt = compose_system_prompt(arena_instruction(deps), cfg.system_prompt)
     if cfg.gate:
-        return build_gate_contender(cfg, model, deps)
-    return ModelContender(name=cfg.name, model=model, system_prompt=cfg.system_prompt)
+        return build_gate_contender(cfg, model, deps, system_prompt=system_prompt)
+    return ModelContender(name=cfg.name, model=model, system_prompt=system_prompt)
+
+
+def arena_instruction(deps: ProviderDeps) -> str:
+    """The instruction every chat contender of this pool shares."""
+    given = deps.pool.battles.instruction
+    return DEFAULT_INSTRUCTION if given is None else given
 
 
 def build_chat_model(cfg: ContenderConfig, deps: ProviderDeps) -> ChatModel:

@@ -29,6 +29,7 @@ from arena.contenders.gate.agent import GateContender, _AnswerSplitter, parse_ac
 from arena.contenders.gate.registry import ImageRegistry
 from arena.contenders.gate.tools.base import Tool, ToolResult
 from arena.contenders.gate.tools.image import image_tools
+from arena.contenders.instruction import DEFAULT_INSTRUCTION
 from arena.images.store import ImageStore, LocalImageStore
 from tests.contenders.gate.scripted_model import Call, ScriptedModelServer, Turn
 from tests.servers import serve_in_thread
@@ -448,7 +449,9 @@ class TestSystemPrompt:
         server = scripted([Turn("Final answer: Japan.")])
 
         async def body(s: Scripted) -> Any:
-            agent = GateContender("m+gate", s.model(), image_tools(), GateSettings(max_turns=7, time_budget=90))
+            settings = GateSettings(max_turns=7, time_budget=90)
+            # as the pool composes it: GATE's method, then the arena instruction every contender shares
+            agent = GateContender("m+gate", s.model(), image_tools(), settings, system_prompt=DEFAULT_INSTRUCTION)
             return await run(agent, street_jpeg)
 
         await with_server(server, body)
@@ -462,7 +465,7 @@ class TestSystemPrompt:
             "at most 7 turns and about 90 seconds, so plan your steps and finish within them",
             "the most likely answer, then say what remains uncertain",
             "in the shape it asks for",
-            "the name, date or number when it asks for one",
+            "the name, date, number or language when it asks for one",
         ):
             assert step in system, step
         assert "the most likely location" not in system  # no location-shaped answer forced on every question
