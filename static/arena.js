@@ -27,7 +27,10 @@
   const questionPrompt = document.getElementById("question-prompt");
   const verdictNote = document.getElementById("verdict-note");
   const voteButtons = Array.from(document.querySelectorAll("[data-choice]"));
+  const voteButtonsGroup = document.getElementById("vote-buttons");
+  const voteKeys = document.getElementById("vote-keys");
   const newBattleButton = document.getElementById("new-battle");
+  const samePhotoButton = document.getElementById("same-photo");
 
   const CHOICE_WORDS = {
     a: "Model A is better",
@@ -42,6 +45,7 @@
   };
 
   let photo = null; // the File chosen for the next battle
+  let samePhoto = null; // or {battleId, url}: the photo of the last battle, reused ("same photo, new pair")
   let photoUrl = null; // its object URL, for the preview
   let battle = null; // {id, source, sides: {a, b}, failed, ready, startedAt}
 
@@ -85,6 +89,7 @@
     }
     hideFormError();
     photo = file;
+    samePhoto = null;
     if (photoUrl) URL.revokeObjectURL(photoUrl);
     photoUrl = URL.createObjectURL(file);
     preview.src = photoUrl;
@@ -157,7 +162,7 @@
     if (event.defaultPrevented || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return;
     if (isTyping(event.target)) return;
     const choice = VOTE_KEYS[String(event.key).toLowerCase()];
-    if (!choice || !battle || !battle.ready || battle.voted || battle.failed || battle.sending) return;
+    if (!choice || !battle || !battle.ready || battle.voted || battle.failed || battle.sending || battle.readOnly) return;
     const button = voteButtons.find((b) => b.dataset.choice === choice);
     if (!button || button.disabled) return;
     event.preventDefault();
@@ -173,13 +178,14 @@
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const question = prompt.value.trim();
-    if (!photo) return showFormError("Choose a photo first.", input);
+    if (!photo && !samePhoto) return showFormError("Choose a photo first.", input);
     if (!question) return showFormError("Type a question about the photo.", prompt);
     hideFormError();
 
     const send = (solved) => {
       const body = new FormData();
-      body.append("image", photo, photo.name || "photo");
+      if (photo) body.append("image", photo, photo.name || "photo");
+      else body.append("same_photo", samePhoto.battleId);
       body.append("prompt", question);
       if (window.arenaLocation) window.arenaLocation.addTo(body); // opt-in location (location.js)
       if (solved) {
@@ -208,7 +214,14 @@
     }
     setBusy(false);
     if (!response.ok) return showFormError(serverMessage(response, data));
-    startBattle(data.battle_id, data.events_url, question);
+    startBattle({
+      battle_id: data.battle_id,
+      events_url: data.events_url,
+      image_url: data.image_url,
+      prompt: question,
+      mine: true,
+      vote: null,
+    });
   });
 
   function setBusy(busy) {
@@ -217,28 +230,46 @@
     form.setAttribute("aria-busy", String(busy));
   }
 
-  function startBattle(id, eventsUrl, question) {
+  // `view` is the battle as /api/battles/{id} describes it (or as it was just created):
+  // {battle_id, events_url, image_url, prompt, mine, vote}.
+  function startBattle(view, resumed) {
     form.hidden = true;
     battleSection.hidden = false;
     root.classList.add("is-battling");
+    // Always the server's stored JPEG: it is what the contenders saw, and the
+    // browser shows it whatever was uploaded (HEIC included).
     questionPhoto.hidden = false;
-    questionPhoto.src = photoUrl;
-    questionPrompt.textContent = question;
+    questionPhoto.src = view.image_url;
+    questionPrompt.textContent = view.prompt;
+    const path = `/battle/${encodeURIComponent(view.battle_id)}`;
+    if (window.location.pathname !== path) window.history.pushState({ battle: view.battle_id }, "", path);
     battle = {
-      id,
-      source: new EventSource(eventsUrl),
+      id: view.battle_id,
+      imageUrl: view.image_url,
+      prompt: view.prompt,
+      source: new EventSource(view.events_url),
       sides: { a: paneOf("a"), b: paneOf("b") },
       failed: false,
       ready: false,
       ended: false,
       startedAt: performance.now(),
-      voted: false,
+      voted: Boolean(view.vote),
+      readOnly: !view.mine,
       clock: 0,
     };
     for (const side of Object.values(battle.sides)) setStatus(side, "Thinking…", "thinking");
     const current = battle;
     current.clock = window.setInterval(() => tick(current), 1000);
     listen(current);
+    if (view.vote) showReveal(current, view.vote, false);
+    else if (current.readOnly) {
+      voteButtonsGroup.hidden = true;
+      voteKeys.hidden = true;
+      verdictNote.textContent =
+        "Only the browser that started this battle can vote on it; you are seeing it read-only.";
+      showNext(true);
+    }
+    if (resumed) return;
     // The focused submit button just disappeared: move focus to the battle.
     battleHeading.focus({ preventScroll: true });
     battleSection.scrollIntoView({ behavior: REDUCED_MOTION ? "auto" : "smooth", block: "start" });
@@ -299,7 +330,7 @@
       setStatus(side, isFinite(seconds) ? `Done in ${seconds.toFixed(1)} s` : "Done", "done");
     });
     on(source, "ready", () => {
-      if (current.failed || current.voted) return;
+      if (current.failed || current.voted || current.readOnly) return;
       current.ready = true;
       voteButtons.forEach((button) => (button.disabled = false));
       verdictNote.textContent = "Both answers are in. Which one is better? " +
@@ -308,7 +339,7 @@
     on(source, "end", (data) => {
       current.ended = true;
       source.close();
-      if (current.voted || current.ready) return;
+      if (current.voted || current.ready || current.readOnly) return;
       if (current.failed) return;
       const status = data && data.status;
       if (status === "voted") {
@@ -416,7 +447,7 @@
     voteButtons.forEach((button) => (button.disabled = true));
     verdictNote.textContent = `${message} Start a new battle to try again.`;
     verdictNote.classList.add("is-error");
-    newBattleButton.hidden = false;
+    showNext(true);
   }
 
   // ---- vote and reveal ------------------------------------------------------
@@ -457,19 +488,29 @@
       current.voted = data && data.error === "already_voted";
       const words = (data && (data.message || CONFLICT_WORDS[data.error])) || serverMessage(response, data);
       verdictNote.textContent = `${words} Start a new battle to keep going.`;
-      newBattleButton.hidden = false;
+      showNext(true);
       newBattleButton.focus();
       return;
     }
     verdictNote.textContent = serverMessage(response, data);
     if (response.status >= 500) voteButtons.forEach((b) => (b.disabled = false));
-    else newBattleButton.hidden = false;
+    else showNext(true);
   }
 
   function reveal(current, data, button) {
+    showReveal(current, data, true, button);
+  }
+
+  // The names behind A and B, and the vote; `fresh` when it was just cast here,
+  // not when a reload (or a shared link) shows a battle voted earlier.
+  function showReveal(current, data, fresh, button) {
     current.voted = true;
-    button.classList.add("is-chosen");
-    button.setAttribute("aria-pressed", "true");
+    voteButtons.forEach((b) => (b.disabled = true));
+    button = button || voteButtons.find((b) => b.dataset.choice === data.choice);
+    if (button) {
+      button.classList.add("is-chosen");
+      button.setAttribute("aria-pressed", "true");
+    }
     const names = {};
     for (const key of ["a", "b"]) {
       const side = current.sides[key];
@@ -482,14 +523,25 @@
       side.name.hidden = false;
       side.pane.classList.add("is-revealed");
     }
-    const chosen = data.choice || button.dataset.choice;
+    const chosen = data.choice || (button && button.dataset.choice);
     if (chosen === "a" || chosen === "b") current.sides[chosen].pane.classList.add("is-winner");
     verdictNote.classList.remove("is-error");
-    verdictNote.textContent =
-      `Thanks! You voted${current.key ? ` (key ${current.key})` : ""}: ${CHOICE_WORDS[chosen] || chosen}. ` +
-      `Model A was ${names.a}; Model B was ${names.b}.`;
-    newBattleButton.hidden = false;
-    newBattleButton.focus();
+    const verdict = CHOICE_WORDS[chosen] || chosen;
+    const who = `Model A was ${names.a}; Model B was ${names.b}.`;
+    if (fresh) {
+      verdictNote.textContent = `Thanks! You voted${current.key ? ` (key ${current.key})` : ""}: ${verdict}. ${who}`;
+    } else {
+      verdictNote.textContent = `${current.readOnly ? "The vote on this battle" : "Your vote"}: ${verdict}. ${who}`;
+    }
+    voteKeys.hidden = true;
+    showNext(true);
+    if (fresh) newBattleButton.focus();
+  }
+
+  // "New battle" and "Same photo, new pair" come and go together.
+  function showNext(show) {
+    newBattleButton.hidden = !show;
+    samePhotoButton.hidden = !show;
   }
 
   function nameTag(name) {
@@ -508,9 +560,13 @@
 
   // ---- new battle -----------------------------------------------------------
 
-  newBattleButton.addEventListener("click", resetPage);
+  newBattleButton.addEventListener("click", () => resetPage(false));
+  samePhotoButton.addEventListener("click", () => resetPage(true));
 
-  function resetPage() {
+  // Back to the form; with `keepPhoto` the last battle's photo and question stay
+  // ("same photo, new pair") and a new battle starts with them right away.
+  function resetPage(keepPhoto) {
+    const last = battle;
     if (battle) {
       battle.source.close();
       window.clearInterval(battle.clock);
@@ -533,7 +589,9 @@
     });
     verdictNote.classList.remove("is-error");
     verdictNote.textContent = "Voting opens when both answers are done.";
-    newBattleButton.hidden = true;
+    showNext(false);
+    voteButtonsGroup.hidden = false;
+    voteKeys.hidden = false;
     questionPhoto.removeAttribute("src");
     questionPrompt.textContent = "";
 
@@ -550,9 +608,43 @@
     battleSection.hidden = true;
     root.classList.remove("is-battling");
     form.hidden = false;
+    // with the photo kept, the next battle follows this one directly in the history (Back returns here)
+    if (!keepPhoto && window.location.pathname !== "/") window.history.pushState({}, "", "/");
     window.scrollTo({ top: 0 });
+    if (keepPhoto && last) {
+      samePhoto = { battleId: last.id, url: last.imageUrl };
+      preview.src = last.imageUrl;
+      preview.hidden = false;
+      dropzone.classList.add("has-photo");
+      dropzoneTitle.textContent = "The same photo as your last battle";
+      prompt.value = last.prompt;
+      if (typeof form.requestSubmit === "function") form.requestSubmit();
+      else submit.click();
+      return;
+    }
+    samePhoto = null;
     input.focus();
   }
+
+  // ---- a battle's own address: /battle/{id} ---------------------------------
+
+  // Back and forward move between the form and battles: the page is rebuilt from the address.
+  window.addEventListener("popstate", () => window.location.reload());
+
+  async function resume(id) {
+    let response;
+    let data;
+    try {
+      response = await fetch(`/api/battles/${encodeURIComponent(id)}`, { headers: { Accept: "application/json" } });
+      data = await readJson(response);
+    } catch (err) {
+      return showFormError("The arena could not be reached. Check your connection and reload the page.");
+    }
+    if (!response.ok || !data) return showFormError(serverMessage(response, data));
+    startBattle(data, true);
+  }
+
+  if (root.dataset.battleId) resume(root.dataset.battleId);
 
   // ---- helpers --------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from arena.battles import integrity, repository
 from arena.config import PoolConfig
+from arena.db.tables import Battle
 from arena.errors import ClientError
 
 
@@ -74,6 +75,11 @@ def cast_vote(
         repository.add_flag(session, battle, integrity.TOO_FAST)
         integrity.bump(session, f"too_fast:voter:{voter}")  # a risk signal for the challenge
         integrity.bump(session, f"too_fast:address:{address}")
+    return reveal_of(battle, choice, pool)
+
+
+def reveal_of(battle: Battle, choice: str, pool: PoolConfig) -> Reveal:
+    """Who answered a voted battle (its responses loaded), as the vote's answer says it."""
     labels = {c.name: c.label for c in pool.contenders}
     gates = {r.side: r.gate for r in battle.responses}
     return Reveal(

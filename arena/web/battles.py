@@ -17,10 +17,10 @@ from starlette.types import Message
 
 from arena.battles import integrity, labels, repository
 from arena.battles.runner import Slot
-from arena.battles.votes import Reveal, cast_vote, voter_hash
+from arena.battles.votes import Reveal, cast_vote, reveal_of, voter_hash
 from arena.config import Settings
 from arena.db.session import Database
-from arena.db.tables import utcnow
+from arena.db.tables import Image, utcnow
 from arena.db.text import is_storable_text
 from arena.deps import AdminDep, BattleRunsDep, DatabaseDep, Services, ServicesDep, SessionDep, SettingsDep
 from arena.errors import ClientError
@@ -37,6 +37,7 @@ VOTER_COOKIE = "arena_voter"
 class BattleCreated(BaseModel):
     battle_id: str
     events_url: str
+    image_url: str  # the stored JPEG, which every browser can show (HEIC uploads included)
 
 
 class VoteIn(BaseModel):
@@ -67,10 +68,12 @@ _BATTLE_FORM = {
             "multipart/form-data": {
                 "schema": {
                     "type": "object",
+                    # `same_photo` may stand in for `image`; the spec asks for the file, so fuzzers send one
                     "required": ["image", "prompt"],
                     "properties": {
                         "image": {"type": "string", "format": "binary", "description": "JPEG, PNG or WebP photo"},
                         "prompt": {"type": "string", "description": "a geographic question about the photo"},
+                        "same_photo": {"type": "string", "description": "instead of `image`: an earlier battle's id"},
                         "share_location": {"type": "string", "description": "`true` to keep a location label"},
                         "location": {"type": "string", "description": "`lat,lon` of the photo (with consent)"},
                         "place": {"type": "string", "description": "a place name (with consent)"},
@@ -132,7 +135,12 @@ async def _create_battle(
             if not isinstance(token, str) or not isinstance(solution, str) or not token:
                 raise integrity.missing_challenge()
             await db.run(integrity.redeem, settings.secret_key, voter, token, solution, needed_bits)
-        if not isinstance(upload, UploadFile):
+        # "Same photo, new pair": a battle id in `same_photo` stands for that battle's stored photo.
+        same_photo = form.get("same_photo")
+        reused = (
+            same_photo if isinstance(same_photo, str) and same_photo and not isinstance(upload, UploadFile) else None
+        )
+        if not isinstance(upload, UploadFile) and reused is None:
             raise ClientError(422, "missing_image", "Attach a photo in the `image` field.")
         prompt = _valid_prompt(prompt, settings.max_prompt_chars)
         # The cheap checks first: the question is judged before the photo is decoded.
@@ -141,11 +149,14 @@ async def _create_battle(
             await db.run(repository.count_rejection, verdict.classifier[:100])
             GATEKEEPER_REFUSALS.labels(classifier=verdict.classifier[:100]).inc()
             raise ClientError(422, "not_geographic", verdict.reason)
-        data = await upload.read(settings.max_upload_bytes + 1)
+        data = await upload.read(settings.max_upload_bytes + 1) if isinstance(upload, UploadFile) else b""
         share, location, place = form.get("share_location"), form.get("location"), form.get("place")
-    limits = IntakeLimits(settings.max_upload_bytes, settings.max_pixels, settings.contender_long_side)
-    async with services.decode_slots:
-        image = await asyncio.to_thread(normalise, data, limits)  # IntakeError is answered as it is
+    if reused is not None:
+        image = await _stored_photo(db, services, reused)
+    else:
+        limits = IntakeLimits(settings.max_upload_bytes, settings.max_pixels, settings.contender_long_side)
+        async with services.decode_slots:
+            image = await asyncio.to_thread(normalise, data, limits)  # IntakeError is answered as it is
     del data
     label = await asyncio.to_thread(  # opt-in only; the photo's GPS is dropped here otherwise
         labels.label_from_form,
@@ -182,10 +193,47 @@ async def _create_battle(
     slot.bind(battle_id)
     for contender in pair:
         BATTLES_STARTED.labels(contender=contender).inc()
-    body = BattleCreated(battle_id=battle_id, events_url=f"/api/battles/{battle_id}/events")
+    body = BattleCreated(battle_id=battle_id, events_url=f"/api/battles/{battle_id}/events", image_url=f"/images/{sha}")
     response = JSONResponse(body.model_dump(), status_code=201)
     _ensure_voter_cookie(request, response, voter_id)
     return response
+
+
+class BattleView(BaseModel):
+    """A battle as its page shows it: reload resumes it, a link shares it."""
+
+    battle_id: str
+    prompt: str
+    image_url: str
+    events_url: str
+    status: str
+    mine: bool  # this browser started it, so only it may vote
+    vote: dict[str, object] | None  # the reveal, once voted (names are no secret then)
+
+
+@router.get("/api/battles/{battle_id}", response_model=BattleView)
+def battle_view(battle_id: str, request: Request, session: SessionDep, services: ServicesDep) -> JSONResponse:
+    """A battle's question, photo, state and (once voted) its vote and contenders."""
+    battle = repository.get_battle(session, battle_id, with_responses=True)
+    if battle is None:
+        raise ClientError(404, "battle_not_found", "There is no battle with this id.")
+    voter_id = request.cookies.get(VOTER_COOKIE)
+    mine = (
+        bool(voter_id)
+        and bool(battle.starter_hash)
+        and secrets.compare_digest(battle.starter_hash, _voter(voter_id or "", services.settings))
+    )
+    vote = asdict(reveal_of(battle, battle.vote.choice, services.pool_config)) if battle.vote is not None else None
+    view = BattleView(
+        battle_id=battle.id,
+        prompt=battle.prompt,
+        image_url=f"/images/{battle.image_sha256}",
+        events_url=f"/api/battles/{battle.id}/events",
+        status=battle.status,
+        mine=mine,
+        vote=vote,
+    )
+    return JSONResponse(view.model_dump(), headers={"Cache-Control": "no-store"})
 
 
 @router.get("/api/battles/{battle_id}/events")
@@ -286,6 +334,25 @@ def _store_battle(
     integrity.bump(session, f"battles:voter:{voter}")  # risk signals for the challenge
     integrity.bump(session, f"battles:address:{ip_hash}")
     return battle.id
+
+
+async def _stored_photo(db: Database, services: Services, battle_id: str) -> NormalisedImage:
+    """The photo of an earlier battle, as stored (already normalised, so it is not decoded again)."""
+    found = await db.run(_photo_of, battle_id)
+    if found is None:
+        raise ClientError(404, "battle_not_found", "The battle whose photo you asked to reuse does not exist.")
+    sha, width, height = found
+    try:
+        jpeg = await asyncio.to_thread(services.images.get, sha)
+    except KeyError:
+        raise ClientError(404, "image_not_found", "The photo of that battle is no longer stored.") from None
+    return NormalisedImage(jpeg=jpeg, width=width, height=height, sha256=sha, source_format="jpeg")
+
+
+def _photo_of(session: Session, battle_id: str) -> tuple[str, int, int] | None:
+    battle = repository.get_battle(session, battle_id)
+    stored = session.get(Image, battle.image_sha256) if battle is not None else None
+    return (stored.sha256, stored.width, stored.height) if stored is not None else None
 
 
 def _limited(request: Request, max_bytes: int) -> Request:

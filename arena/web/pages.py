@@ -12,8 +12,9 @@ from dataclasses import dataclass, field, fields
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from arena.battles import repository
 from arena.config import Settings
-from arena.deps import ServicesDep
+from arena.deps import ServicesDep, SessionDep
 from arena.images.intake import ACCEPTED_LABEL, HEIF_FORMATS
 
 router = APIRouter()
@@ -38,6 +39,20 @@ def arena_page(request: Request, services: ServicesDep) -> HTMLResponse:
     return services.templates.TemplateResponse(request, "arena.html", {"page": page})
 
 
+@router.get("/battle/{battle_id}", response_class=HTMLResponse, include_in_schema=False)
+def battle_page(battle_id: str, request: Request, session: SessionDep, services: ServicesDep) -> HTMLResponse:
+    """One battle's own address: reload resumes its stream or shows it finished, a link shares it."""
+    if not repository.battle_exists(session, battle_id):
+        return services.templates.TemplateResponse(
+            request,
+            "not_found.html",
+            {"title": "No such battle", "message": "There is no battle at this address. It may have been mistyped."},
+            status_code=404,
+        )
+    page = ArenaPage.of(services.settings, len(services.pool), battle_id=battle_id)
+    return services.templates.TemplateResponse(request, "arena.html", {"page": page})
+
+
 @dataclass(frozen=True)
 class ArenaPage:
     """Context of `arena.html`."""
@@ -50,6 +65,9 @@ class ArenaPage:
     )
     accepted_label: str = field(metadata={"help": "The accepted formats in words, e.g. `JPEG, PNG or WebP`"})
     contender_count: int = field(metadata={"help": "Contenders in the pool a battle draws from"})
+    battle_id: str = field(
+        default="", metadata={"help": "On `/battle/{id}`: the battle the page resumes or shows; empty on `/`"}
+    )
 
     @property
     def max_upload_mb(self) -> str:
@@ -57,7 +75,7 @@ class ArenaPage:
         return f"{round(self.max_upload_bytes / (1024 * 1024), 1):g}"
 
     @classmethod
-    def of(cls, settings: Settings, contender_count: int) -> ArenaPage:
+    def of(cls, settings: Settings, contender_count: int, battle_id: str = "") -> ArenaPage:
         return cls(
             example_prompts=EXAMPLE_PROMPTS,
             max_upload_bytes=settings.max_upload_bytes,
@@ -65,6 +83,7 @@ class ArenaPage:
             accepted_types=accepted_image_types(),
             accepted_label=ACCEPTED_LABEL,
             contender_count=contender_count,
+            battle_id=battle_id,
         )
 
     @classmethod

@@ -1,0 +1,205 @@
+"""Issue 17 item 5: every battle has its own address, `/battle/{id}`, in real
+Chromium against `arena serve`.
+
+Starting a battle puts its address in the address bar; a reload mid-stream
+resumes it, a reload after the vote shows the vote and the names; another
+browser sees the battle read-only; an unknown id is a 404 page; "Same photo,
+new pair" starts a new battle on the stored photo. The contenders are a real
+loopback OpenAI-compatible server whose `paced-*` models take about two
+seconds, so "mid-stream" is real."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import SCREENSHOTS
+from tests.servers import serve_in_thread
+from tests.servers.openai_compatible import OpenAICompatibleServer
+from tests.web.conftest import ArenaServer, serve_arena
+
+pytestmark = pytest.mark.browser
+
+QUESTION = "Which country is this? What clues give it away?"
+BATTLE_PATH = re.compile(r"/battle/([0-9a-f]+)$")
+VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+
+
+@pytest.fixture(scope="module")
+def paced_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArenaServer]:
+    base = tmp_path_factory.mktemp("arena-battle-page")
+    models = OpenAICompatibleServer()
+    with serve_in_thread(models.app) as models_url:
+        pool = base / "arena.toml"
+        pool.write_text(
+            "".join(
+                f'[[contenders]]\nname = "{name}"\nprovider = "openai"\nbase_url = "{models_url}/v1"\n'
+                f'model = "paced-{name}"\ntimeout = 30\n\n'
+                for name in ("north", "south")
+            )
+            + '[integrity]\nchallenge = "off"\n'
+        )
+        with serve_arena(base, pool) as server:
+            yield server
+
+
+def new_page(chromium: Any, size: str) -> tuple[Any, Any, list[str]]:
+    phone = size == "phone"
+    context = chromium.new_context(viewport=VIEWPORTS[size], is_mobile=phone, has_touch=phone)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return context, page, errors
+
+
+def start_battle(page: Any, url: str, photo: Path) -> str:
+    page.goto(url + "/")
+    page.get_by_label("Drop a photo here").set_input_files(photo)
+    page.get_by_label("Your question").fill(QUESTION)
+    page.get_by_role("button", name="Start battle").click()
+    page.wait_for_url(BATTLE_PATH)
+    match = BATTLE_PATH.search(page.url)
+    assert match
+    return match.group(1)
+
+
+def wait_until_voting_opens(page: Any) -> None:
+    page.wait_for_function("() => !document.querySelector('[data-choice=a]').disabled", timeout=60_000)
+
+
+def battle_row(database: Path, battle_id: str) -> tuple[str, str, str]:
+    with sqlite3.connect(database) as db:
+        row = db.execute("SELECT image_sha256, prompt, status FROM battles WHERE id = ?", (battle_id,)).fetchone()
+    assert row is not None
+    return row[0], row[1], row[2]
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+class TestBattleAddress:
+    def test_reload_resumes_then_shows_the_vote_and_names(
+        self, paced_arena: ArenaServer, chromium: Any, sample_photo: Path, size: str
+    ) -> None:
+        context, page, errors = new_page(chromium, size)
+        battle_id = start_battle(page, paced_arena.url, sample_photo)
+        # mid-stream: the first words are in, the answers are not done
+        page.locator("#pane-a [data-role=answer]").filter(has_text="Where this was taken").wait_for()
+        assert page.locator('[data-choice="a"]').is_disabled()
+        page.reload()
+        assert page.url.endswith(f"/battle/{battle_id}")
+        assert page.locator("#question-prompt").inner_text() == QUESTION
+        wait_until_voting_opens(page)
+        for side in "ab":
+            assert "Best guess: Paris, France" in page.locator(f"#pane-{side} [data-role=answer]").inner_text()
+        # the photo is the stored JPEG, not the browser's copy of the upload
+        assert page.locator("#question-photo").get_attribute("src", timeout=1000).startswith("/images/")
+        assert page.evaluate("() => document.getElementById('question-photo').naturalWidth") > 0
+
+        page.get_by_role("button", name="B is better").click()
+        page.get_by_role("button", name="New battle").wait_for()
+        page.reload()
+        note = page.locator("#verdict-note")
+        page.locator("#pane-a .model-name").wait_for()
+        assert "Your vote: Model B is better." in note.inner_text()
+        names = {page.locator(f"#pane-{side} .model-name").inner_text() for side in "ab"}
+        assert names == {"north", "south"}
+        assert page.locator('[data-choice="b"]').get_attribute("aria-pressed") == "true"
+        assert all(b.is_disabled() for b in page.locator("[data-choice]").all())
+        assert battle_row(paced_arena.database, battle_id)[2] == "voted"
+        page.screenshot(path=str(SCREENSHOTS / f"battle-page-voted-{size}.png"), full_page=True)
+
+        # another browser (no cookie of the starter): the same battle, read-only, names shown
+        other, stranger, stranger_errors = new_page(chromium, size)
+        stranger.goto(paced_arena.url + f"/battle/{battle_id}")
+        stranger.locator("#pane-b .model-name").wait_for()
+        assert "The vote on this battle: Model B is better." in stranger.locator("#verdict-note").inner_text()
+        assert stranger.locator("#form-error").is_hidden()
+        other.close()
+        assert errors == [] and stranger_errors == []
+        context.close()
+
+    def test_another_browser_sees_an_open_battle_read_only(
+        self, paced_arena: ArenaServer, chromium: Any, sample_photo: Path, size: str
+    ) -> None:
+        context, page, _ = new_page(chromium, size)
+        battle_id = start_battle(page, paced_arena.url, sample_photo)
+        wait_until_voting_opens(page)
+
+        other, stranger, errors = new_page(chromium, size)
+        sent: list[str] = []
+        stranger.on("request", lambda r: sent.append(r.url) if r.url.endswith("/vote") else None)
+        stranger.goto(paced_arena.url + f"/battle/{battle_id}")
+        note = stranger.locator("#verdict-note")
+        stranger.wait_for_function(
+            "() => document.getElementById('verdict-note').textContent.includes('read-only')", timeout=20_000
+        )
+        assert "Only the browser that started this battle can vote on it" in note.inner_text()
+        stranger.locator("#pane-b [data-role=answer]").filter(has_text="Best guess").wait_for()
+        assert stranger.locator("#vote-buttons").is_hidden()
+        assert stranger.locator(".model-name").count() == 0  # not voted: still anonymous
+        stranger.keyboard.press("1")
+        stranger.wait_for_timeout(300)
+        assert sent == []
+        stranger.screenshot(path=str(SCREENSHOTS / f"battle-page-read-only-{size}.png"), full_page=True)
+        # and the server agrees: a vote without the starter's cookie is refused
+        refused = httpx.post(paced_arena.url + f"/api/battles/{battle_id}/vote", json={"choice": "a"})
+        assert refused.status_code == 403 and "started the battle" in refused.json()["message"]
+        assert battle_row(paced_arena.database, battle_id)[2] == "ready"
+        other.close()
+        # the starter still can
+        page.get_by_role("button", name="Tie").click()
+        page.get_by_role("button", name="New battle").wait_for()
+        assert battle_row(paced_arena.database, battle_id)[2] == "voted"
+        assert errors == []
+        context.close()
+
+    def test_same_photo_new_pair(self, paced_arena: ArenaServer, chromium: Any, sample_photo: Path, size: str) -> None:
+        context, page, errors = new_page(chromium, size)
+        first = start_battle(page, paced_arena.url, sample_photo)
+        wait_until_voting_opens(page)
+        page.get_by_role("button", name="A is better").click()
+        page.get_by_role("button", name="Same photo, new pair").click()
+        page.wait_for_function(
+            "first => location.pathname.startsWith('/battle/') && !location.pathname.endsWith(first)", arg=first
+        )
+        second = BATTLE_PATH.search(page.url).group(1)  # type: ignore[union-attr]
+        wait_until_voting_opens(page)
+        assert page.locator("#question-prompt").inner_text() == QUESTION
+        assert page.locator(".model-name").count() == 0  # a fresh, anonymous battle
+        sha_first, prompt_first, _ = battle_row(paced_arena.database, first)
+        sha_second, prompt_second, status = battle_row(paced_arena.database, second)
+        assert (sha_second, prompt_second) == (sha_first, prompt_first) and status == "ready"
+        # back goes to the earlier battle, as it was left
+        page.go_back()
+        page.wait_for_function("first => location.pathname.endsWith(first)", arg=first)
+        page.locator("#pane-a .model-name").wait_for()
+        assert "Your vote: Model A is better." in page.locator("#verdict-note").inner_text()
+        assert errors == []
+        context.close()
+
+
+class TestUnknownBattle:
+    def test_an_unknown_id_is_a_404_page(self, paced_arena: ArenaServer, chromium: Any) -> None:
+        context, page, errors = new_page(chromium, "desktop")
+        response = page.goto(paced_arena.url + "/battle/0123456789abcdef")
+        assert response is not None and response.status == 404
+        assert page.get_by_role("heading", name="No such battle").is_visible()
+        assert page.get_by_role("link", name="Start a new battle").get_attribute("href") == "/"
+        page.screenshot(path=str(SCREENSHOTS / "battle-page-404.png"))
+        api = httpx.get(paced_arena.url + "/api/battles/0123456789abcdef")
+        assert api.status_code == 404 and api.json()["error"] == "battle_not_found"
+        assert errors == []
+        context.close()
+
+    def test_reusing_the_photo_of_an_unknown_battle_is_refused(self, paced_arena: ArenaServer) -> None:
+        refused = httpx.post(
+            paced_arena.url + "/api/battles", data={"prompt": QUESTION, "same_photo": "0123456789abcdef"}
+        )
+        assert refused.status_code == 404
+        assert refused.json()["message"] == "The battle whose photo you asked to reuse does not exist."
