@@ -165,6 +165,21 @@ class Settings(BaseSettings):
         return load_pool(self.config)
 
 
+# Every tool a GATE contender can be offered, by the name the model calls it
+# (`arena.contenders.gate.toolbox` builds them; a test keeps the two in step).
+GATE_TOOLS = (
+    "crop",
+    "rotate",
+    "auxiliary_lines",
+    "super_resolution",
+    "pixel_analysis",
+    "web_search",
+    "web_image_search",
+    "visit",
+    "code_interpreter",
+)
+
+
 class ContenderConfig(BaseModel):
     """One `[[contenders]]` table of the pool file."""
 
@@ -183,6 +198,27 @@ class ContenderConfig(BaseModel):
     system_prompt: str = ""
     label: str = ""  # shown after the reveal, e.g. "baseline"
     options: dict[str, Any] = Field(default_factory=dict)  # provider-specific extras
+    # GATE contenders: the tools offered (None: every tool that has a backend), and how
+    # they are used: "react" lets the model choose, "fixed" runs GeoBrowse's fixed policy.
+    tools: list[str] | None = None
+    policy: Literal["react", "fixed"] = "react"
+
+    @model_validator(mode="after")
+    def _gate_keys(self) -> ContenderConfig:
+        if self.policy == "fixed" and "gate" not in self.model_fields_set:
+            self.gate = True  # a fixed tool policy is a tool-equipped contender
+        if self.policy == "fixed" and not self.gate:
+            raise ValueError(f"contender {self.name!r}: policy = 'fixed' uses tools, so it cannot have gate = false")
+        if self.tools is not None:
+            unknown = [t for t in dict.fromkeys(self.tools) if t not in GATE_TOOLS]
+            if unknown:
+                raise ValueError(
+                    f"contender {self.name!r}: unknown tool {', '.join(map(repr, unknown))} in tools "
+                    f"(the tools are: {', '.join(GATE_TOOLS)})"
+                )
+            if not self.gate:
+                raise ValueError(f"contender {self.name!r}: tools = [...] is for GATE contenders: add gate = true")
+        return self
 
     def api_key(self) -> str:
         if not self.api_key_env:

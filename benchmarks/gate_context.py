@@ -30,7 +30,7 @@ from arena.contenders.apis.openai import OpenAIChat  # noqa: E402
 from arena.contenders.base import ContenderImage  # noqa: E402
 from arena.contenders.gate.agent import GateContender  # noqa: E402
 from arena.contenders.gate.tools.image import image_tools  # noqa: E402
-from arena.images.store import ImageStore  # noqa: E402
+from arena.images.store import LocalImageStore  # noqa: E402
 from tests.contenders.gate.scripted_model import Call, ScriptedModelServer, Turn  # noqa: E402
 from tests.servers import serve_in_thread  # noqa: E402
 
@@ -62,7 +62,7 @@ async def measure(image: ContenderImage) -> list[tuple[int, int]]:
         async with httpx.AsyncClient() as http:
             model = OpenAIChat(http=http, base_url=base_url + "/v1", model="scripted")
             settings = GateSettings(max_turns=TURNS, time_budget=600)
-            agent = GateContender("m+gate", model, image_tools(), settings, ImageStore(Path(tmp)))
+            agent = GateContender("m+gate", model, image_tools(), settings, LocalImageStore(Path(tmp)))
             async for _ in agent.stream("Where was this photo taken?", image):
                 pass
     return [(len(json.dumps(body)), json.dumps(body).count('"type": "image_url"')) for body in server.requests]

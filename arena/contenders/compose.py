@@ -40,6 +40,11 @@ def build_pool(deps: ProviderDeps) -> dict[str, Contender]:
 
 def build_contender(cfg: ContenderConfig, deps: ProviderDeps) -> Contender:
     if cfg.provider in OFFLINE_CONTENDERS:
+        if cfg.tools is not None or cfg.policy != "react":
+            raise ValueError(
+                f"contender {cfg.name!r}: tools and policy are for chat models; "
+                f"a {cfg.provider!r} contender has its own (gate = true gives it the fixed policy's views)"
+            )
         return OFFLINE_CONTENDERS[cfg.provider](cfg, deps)
     if cfg.provider not in CHAT_APIS:
         known = ", ".join(sorted({*CHAT_APIS, *OFFLINE_CONTENDERS}))

@@ -6,11 +6,12 @@ A tool without a working backend is not offered (the model never sees it);
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import httpx
 
-from arena.config import GateSettings
+from arena.config import GATE_TOOLS, GateSettings
 from arena.contenders.gate.tools.base import Tool
 from arena.contenders.gate.tools.code import code_tools
 from arena.contenders.gate.tools.image import image_tools
@@ -23,9 +24,22 @@ class Toolbox:
     disabled: dict[str, str] = field(default_factory=dict)  # tool name -> reason
 
 
-def build_toolbox(settings: GateSettings, http: httpx.AsyncClient, *, allow_loopback: bool = False) -> Toolbox:
+def build_toolbox(
+    settings: GateSettings,
+    http: httpx.AsyncClient,
+    *,
+    only: Sequence[str] | None = None,
+    allow_loopback: bool = False,
+) -> Toolbox:
     """All think-with-image tools, plus the knowledge and code tools that are
-    switched on and have what they need. `allow_loopback` is for tests only."""
+    switched on and have what they need; with `only` (a contender's
+    `tools = [...]`), just those. `allow_loopback` is for tests only."""
+    if only is not None:
+        unknown = sorted(set(only) - set(GATE_TOOLS))
+        if unknown:  # the pool file is checked on load; this is for callers that build by hand
+            raise ValueError(
+                f"unknown GATE tool {', '.join(map(repr, unknown))} (the tools are: {', '.join(GATE_TOOLS)})"
+            )
     box = Toolbox(tools=image_tools(settings.tool_timeout))
     for tools, disabled in (
         web_tools(settings, http, allow_loopback=allow_loopback),
@@ -33,4 +47,8 @@ def build_toolbox(settings: GateSettings, http: httpx.AsyncClient, *, allow_loop
     ):
         box.tools.extend(tools)
         box.disabled.update(disabled)
+    if only is not None:
+        chosen = set(only)
+        box.tools = [t for t in box.tools if t.name in chosen]
+        box.disabled = {name: why for name, why in box.disabled.items() if name in chosen}
     return box
