@@ -10,6 +10,8 @@ from __future__ import annotations
 import nh3
 from markdown_it import MarkdownIt
 
+from arena.db.text import storable
+
 # One parser for rendering and for counting an answer's style (arena.answers.style).
 PARSER = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
     ["table", "strikethrough"]
@@ -48,7 +50,8 @@ ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"style"}, 
 
 def render_markdown(text: str) -> str:
     """Render untrusted markdown to sanitised HTML."""
-    html = PARSER.render(text)
+    # a lone surrogate (a JSON `\ud800` escape) would make the sanitiser's UTF-8 encoding raise
+    html = PARSER.render(storable(text))
     return nh3.clean(
         html,
         tags=ALLOWED_TAGS,

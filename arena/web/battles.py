@@ -142,7 +142,7 @@ async def _create_battle(
         )
         if not isinstance(upload, UploadFile) and reused is None:
             raise ClientError(422, "missing_image", "Attach a photo in the `image` field.")
-        prompt = _valid_prompt(prompt, settings.max_prompt_chars)
+        prompt = valid_prompt(prompt, settings.max_prompt_chars)
         # The cheap checks first: the question is judged before the photo is decoded.
         verdict = await services.gatekeeper.classify(prompt)
         if not verdict.geographic:
@@ -282,7 +282,7 @@ def delete_label(battle_id: str, session: SessionDep) -> JSONResponse:
     return JSONResponse({"battle_id": battle_id, "deleted": True})
 
 
-def _valid_prompt(prompt: object, max_chars: int) -> str:
+def valid_prompt(prompt: object, max_chars: int) -> str:
     """The question, refused (422) before anything is stored when it is missing, too long or not
     text: NUL and other control characters, and lone surrogates that UTF-8 cannot hold."""
     if not isinstance(prompt, str) or not prompt.strip():
