@@ -88,7 +88,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     upstream = UpstreamClients(settings.connections_for, other=http)
     images = store_for(settings)
     pool_config = settings.pool
-    deps = ProviderDeps(http=http, images=images, pool=pool_config, upstream=upstream)
+    deps = ProviderDeps(http=http, images=images, pool=pool_config, upstream=upstream, public_url=settings.public_url)
     pool = build_pool(deps)
     _log_connection_pools(upstream, settings)
 

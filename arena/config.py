@@ -55,6 +55,9 @@ class Settings(BaseSettings):
     s3_endpoint_url: str = ""  # an S3-compatible server (MinIO, Ceph, R2); empty: AWS itself
     secret_key: str = DEFAULT_SECRET
     admin_token: str = ""
+    # the arena's address as the internet reaches it (https://arena.example.org): a
+    # reverse image search engine fetches GATE's images from here
+    public_url: str = ""
 
     # image intake
     max_upload_bytes: int = 15 * 1024 * 1024
@@ -175,6 +178,7 @@ GATE_TOOLS = (
     "pixel_analysis",
     "web_search",
     "web_image_search",
+    "reverse_image_search",
     "visit",
     "code_interpreter",
 )
@@ -259,6 +263,11 @@ class GateSettings(BaseModel):
     search_url: str = ""
     search_api_key_env: str = ""
     search_results: int = Field(default=6, ge=1, le=20)
+    # reverse_image_search: the engine fetches the image from ARENA_PUBLIC_URL
+    reverse_search_backend: Literal["searxng", "serpapi", ""] = ""
+    reverse_search_url: str = ""  # searxng: its base URL (default search_url); serpapi: the API's
+    reverse_search_engines: list[str] = Field(default_factory=lambda: ["tineye"], min_length=1)  # searxng's
+    reverse_search_api_key_env: str = ""  # serpapi: the variable holding the key
     visit_max_bytes: int = Field(default=2_000_000, ge=1024)
     visit_timeout: float = Field(default=15.0, gt=0, le=120)
     visit_max_chars: int = Field(default=6000, ge=200)  # of page text given to the model
@@ -283,6 +292,9 @@ class GateSettings(BaseModel):
 
     def search_api_key(self) -> str:
         return os.environ.get(self.search_api_key_env, "") if self.search_api_key_env else ""
+
+    def reverse_search_api_key(self) -> str:
+        return os.environ.get(self.reverse_search_api_key_env, "") if self.reverse_search_api_key_env else ""
 
 
 class Section(BaseModel):

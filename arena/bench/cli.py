@@ -92,7 +92,7 @@ async def _bench(
     try:
         async with httpx.AsyncClient(follow_redirects=False) as http:
             images = store_for(settings)
-            deps = ProviderDeps(http=http, images=images, pool=settings.pool)
+            deps = ProviderDeps(http=http, images=images, pool=settings.pool, public_url=settings.public_url)
             contenders = {name: build_contender(configs[name], deps) for name in names}
             timeouts = {name: args.timeout or configs[name].timeout for name in names}
             limits = IntakeLimits(

@@ -21,6 +21,7 @@ class ProviderDeps:
     images: ImageStore
     pool: PoolConfig
     upstream: UpstreamClients | None = None
+    public_url: str = ""  # ARENA_PUBLIC_URL: where search engines fetch the arena's images
 
     def client_for(self, base_url: str) -> httpx.AsyncClient:
         """The HTTP client whose pool serves this provider."""

@@ -71,7 +71,7 @@ def build_gate_contender(
     """The pool's entry point for entries with `gate = true`. `system_prompt`
     (the arena instruction and the entry's own) follows GATE's tool guidance."""
     settings = GateSettings.from_pool(deps.pool.tools, cfg.options)
-    toolbox = build_toolbox(settings, deps.http, only=cfg.tools)
+    toolbox = build_toolbox(settings, deps.http, only=cfg.tools, public_url=deps.public_url)
     return GateContender(
         name=cfg.name,
         model=model,

@@ -10,6 +10,7 @@ written to the image store, so the voter's page can show it from
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PIL import Image
@@ -18,6 +19,7 @@ from arena.contenders.base import ContenderImage
 from arena.contenders.gate.tools.base import ImageToolError
 from arena.images.encode import pixels_only_jpeg
 from arena.images.store import ImageStore
+from arena.vision.ops import FULL_BOX, ImageOpError, crop
 
 MAX_IMAGES = 48  # a trajectory is at most a few dozen steps; bound the memory it holds
 MAX_TOTAL_PIXELS = 40_000_000  # about 120 MB of RGB per trajectory, whatever the tools make
@@ -65,6 +67,20 @@ class ImageRegistry:
             entry = RegisteredImage(image_id, image.convert("RGB"), note, sha)
             self._images[image_id] = entry
             return entry
+
+    def publish(self, image_id: object, box: Sequence[float] | None = None) -> str:
+        """The image-store digest of an image (or of a region of it), storing
+        the region first: what the arena serves at `/images/{sha256}`."""
+        entry = self.get(image_id)
+        if self._store is None:
+            raise ImageToolError("this trajectory keeps no images, so none can be searched by address")
+        if box is None or tuple(box) == FULL_BOX:
+            return entry.sha256 or self._store.put(jpeg_bytes(entry.image), "jpg")
+        try:
+            region = crop(entry.image, box)
+        except ImageOpError as exc:
+            raise ImageToolError(str(exc)) from None
+        return self._store.put(jpeg_bytes(region), "jpg")
 
     def get(self, image_id: object) -> RegisteredImage:
         if not isinstance(image_id, str) or image_id not in self._images:

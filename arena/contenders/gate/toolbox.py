@@ -29,11 +29,13 @@ def build_toolbox(
     http: httpx.AsyncClient,
     *,
     only: Sequence[str] | None = None,
+    public_url: str = "",
     allow_loopback: bool = False,
 ) -> Toolbox:
     """All think-with-image tools, plus the knowledge and code tools that are
     switched on and have what they need; with `only` (a contender's
-    `tools = [...]`), just those. `allow_loopback` is for tests only."""
+    `tools = [...]`), just those. `public_url` is ARENA_PUBLIC_URL;
+    `allow_loopback` is for tests only."""
     if only is not None:
         unknown = sorted(set(only) - set(GATE_TOOLS))
         if unknown:  # the pool file is checked on load; this is for callers that build by hand
@@ -42,7 +44,7 @@ def build_toolbox(
             )
     box = Toolbox(tools=image_tools(settings.tool_timeout))
     for tools, disabled in (
-        web_tools(settings, http, allow_loopback=allow_loopback),
+        web_tools(settings, http, public_url=public_url, allow_loopback=allow_loopback),
         code_tools(settings),
     ):
         box.tools.extend(tools)

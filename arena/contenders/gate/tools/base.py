@@ -31,6 +31,7 @@ class ToolResult:
     observation: str  # what the model reads
     images: tuple[RegisteredImage, ...] = ()  # images this step produced
     summary: str = ""  # what the voter reads; defaults to the observation
+    links: tuple[str, ...] = ()  # result pages, in order (search tools), for a policy to visit
 
 
 Runner = Callable[[dict[str, Any], "ImageRegistry"], Awaitable[ToolResult]]

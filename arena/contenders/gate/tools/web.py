@@ -26,6 +26,7 @@ from arena.contenders.gate.web.fetch import (
     SafeFetcher,
     page_text,
 )
+from arena.contenders.gate.web.reverse import ReverseImageBackend, reverse_image_backend
 from arena.contenders.gate.web.search import (
     SearchBackend,
     SearchHit,
@@ -38,24 +39,32 @@ THUMBNAIL_TIMEOUT = 5.0  # seconds each; they load together
 
 
 def web_tools(
-    settings: GateSettings, http: httpx.AsyncClient, *, allow_loopback: bool = False
+    settings: GateSettings, http: httpx.AsyncClient, *, public_url: str = "", allow_loopback: bool = False
 ) -> tuple[list[Tool], dict[str, str]]:
     """The knowledge tools the settings allow, and why the others are off.
 
-    `allow_loopback` lets tests visit their own 127.0.0.1 servers; it is a
-    constructor argument only, never a configuration key."""
-    names = ("web_search", "web_image_search", "visit")
+    `public_url` is ARENA_PUBLIC_URL, where a reverse image search engine
+    fetches the image. `allow_loopback` lets tests visit their own 127.0.0.1
+    servers; it is a constructor argument only, never a configuration key."""
+    names = ("web_search", "web_image_search", "reverse_image_search", "visit")
     if not settings.web:
         return [], {n: "web access is turned off ([tools] web = false)" for n in names}
     fetcher = SafeFetcher(
         max_bytes=settings.visit_max_bytes, timeout=settings.visit_timeout, allow_loopback=allow_loopback
     )
     tools = [visit_tool(fetcher, settings)]
+    disabled: dict[str, str] = {}
     backend, reason = search_backend(settings, http)
     if backend is None:
-        return tools, {"web_search": reason, "web_image_search": reason}
-    tools += search_tools(backend, fetcher, settings)
-    return tools, {}
+        disabled |= {"web_search": reason, "web_image_search": reason}
+    else:
+        tools += search_tools(backend, fetcher, settings)
+    reverse, reason = reverse_image_backend(settings, http, public_url)
+    if reverse is None:
+        disabled["reverse_image_search"] = reason
+    else:
+        tools.append(reverse_image_search_tool(reverse, public_url, settings))
+    return tools, disabled
 
 
 # -- the tools ---------------------------------------------------------------------------
@@ -71,7 +80,7 @@ def search_tools(backend: SearchBackend, fetcher: SafeFetcher, settings: GateSet
             return ToolResult(f"No results for {args['query']!r}.")
         lines = [f"{i}. {h.title}\n   {h.url}\n   {h.snippet[:300]}" for i, h in enumerate(hits, 1)]
         summary = f"{len(hits)} results: " + "; ".join(h.title[:80] for h in hits[:4])
-        return ToolResult("\n".join(lines), summary=summary)
+        return ToolResult("\n".join(lines), summary=summary, links=tuple(h.url for h in hits))
 
     async def run_image_search(args: dict[str, Any], registry: ImageRegistry) -> ToolResult:
         hits = await backend.search(args["query"], images=True, limit=settings.search_results)
@@ -96,7 +105,7 @@ def search_tools(backend: SearchBackend, fetcher: SafeFetcher, settings: GateSet
                     line += f"\n   shown as {entry.id}"
             lines.append(line)
         summary = f"{len(hits)} image results, {len(produced)} shown: " + "; ".join(h.title[:60] for h in hits[:3])
-        return ToolResult("\n".join(lines), images=tuple(produced), summary=summary)
+        return ToolResult("\n".join(lines), images=tuple(produced), summary=summary, links=tuple(h.url for h in hits))
 
     return [
         Tool(
@@ -120,6 +129,48 @@ def search_tools(backend: SearchBackend, fetcher: SafeFetcher, settings: GateSet
             settings.tool_timeout,
         ),
     ]
+
+
+def reverse_image_search_tool(backend: ReverseImageBackend, public_url: str, settings: GateSettings) -> Tool:
+    schema = {
+        "type": "object",
+        "properties": {
+            "image": {"type": "string", "description": "id of the image to search with, e.g. img_0 (the photo)"},
+            "box": {
+                "type": "array",
+                "items": {"type": "number"},
+                "minItems": 4,
+                "maxItems": 4,
+                "description": "optional region [x0, y0, x1, y1] (fractions 0..1) to search with instead of the whole image",
+            },
+        },
+        "required": ["image"],
+        "additionalProperties": False,
+    }
+
+    async def run(args: dict[str, Any], registry: ImageRegistry) -> ToolResult:
+        sha = await asyncio.to_thread(registry.publish, args["image"], args.get("box"))
+        hits = await backend.search(f"{public_url.rstrip('/')}/images/{sha}.jpg", limit=settings.search_results)
+        what = args["image"] + (f" region {args['box']}" if args.get("box") else "")
+        if not hits:
+            return ToolResult(f"No pages found showing {what}.", summary=f"no pages show {what}")
+        lines = [
+            f"{i}. {h.title}\n   page: {h.url}" + (f"\n   {h.snippet[:300]}" if h.snippet else "")
+            for i, h in enumerate(hits, 1)
+        ]
+        summary = f"{len(hits)} pages show {what}: " + "; ".join(h.title[:60] for h in hits[:3])
+        return ToolResult("\n".join(lines), summary=summary, links=tuple(h.url for h in hits))
+
+    return Tool(
+        ToolSpec(
+            "reverse_image_search",
+            "Search the web with an image (or a region of it) to find pages that show the same or a very "
+            "similar picture. Returns the pages' titles and URLs.",
+            schema,
+        ),
+        run,
+        max(settings.tool_timeout, 35.0),  # engines fetch the image first, then compare
+    )
 
 
 def visit_tool(fetcher: SafeFetcher, settings: GateSettings) -> Tool:

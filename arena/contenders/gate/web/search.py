@@ -53,7 +53,7 @@ class SearxngBackend:
 
     async def search(self, query: str, *, images: bool, limit: int) -> list[SearchHit]:
         params = {"q": query, "format": "json", "categories": "images" if images else "general", "safesearch": "1"}
-        data = await _get_json(self.http, self.base_url.rstrip("/") + "/search", params, {}, self.timeout, self.name)
+        data = await get_json(self.http, self.base_url.rstrip("/") + "/search", params, {}, self.timeout, self.name)
         hits = []
         for r in data.get("results") or []:
             if not isinstance(r, dict) or not r.get("url"):
@@ -84,7 +84,7 @@ class BraveBackend:
     async def search(self, query: str, *, images: bool, limit: int) -> list[SearchHit]:
         path = "/images/search" if images else "/web/search"
         headers = {"X-Subscription-Token": self.api_key, "Accept": "application/json"}
-        data = await _get_json(
+        data = await get_json(
             self.http,
             self.base_url.rstrip("/") + path,
             {"q": query, "count": str(limit)},
@@ -111,7 +111,7 @@ class BraveBackend:
         return hits[:limit]
 
 
-async def _get_json(
+async def get_json(
     http: httpx.AsyncClient, url: str, params: dict[str, str], headers: dict[str, str], timeout: float, who: str
 ) -> dict[str, Any]:
     try:
