@@ -30,6 +30,8 @@
   const voteButtonsGroup = document.getElementById("vote-buttons");
   const voteKeys = document.getElementById("vote-keys");
   const newBattleButton = document.getElementById("new-battle");
+  const photoOpen = document.getElementById("photo-open");
+  const viewer = document.getElementById("photo-viewer");
   const samePhotoButton = document.getElementById("same-photo");
 
   const CHOICE_WORDS = {
@@ -100,7 +102,7 @@
 
   // The browser may not decode every photo the server does (HEIC, say):
   // drop the broken preview and leave the verdict to the server.
-  questionPhoto.addEventListener("error", () => (questionPhoto.hidden = true));
+  questionPhoto.addEventListener("error", () => (photoOpen.hidden = true));
   preview.addEventListener("error", () => {
     if (!photo) return;
     preview.hidden = true;
@@ -125,6 +127,14 @@
     if (bytes < 1024 * 1024) return `${Math.max(1, Math.round(bytes / 1024))} KB`;
     return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
   }
+
+  // ---- the photo, full size (viewer.js) -------------------------------------
+
+  photoOpen.addEventListener("click", () => {
+    const src = questionPhoto.getAttribute("src");
+    if (!src || !window.GeoArenaViewer) return;
+    window.GeoArenaViewer.open(src, questionPhoto.alt, photoOpen);
+  });
 
   // ---- prompt examples ------------------------------------------------------
 
@@ -160,7 +170,7 @@
 
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return;
-    if (isTyping(event.target)) return;
+    if (isTyping(event.target) || (viewer && viewer.open)) return; // the photo viewer has keys of its own
     const choice = VOTE_KEYS[String(event.key).toLowerCase()];
     if (!choice || !battle || !battle.ready || battle.voted || battle.failed || battle.sending || battle.readOnly) return;
     const button = voteButtons.find((b) => b.dataset.choice === choice);
@@ -238,7 +248,7 @@
     root.classList.add("is-battling");
     // Always the server's stored JPEG: it is what the contenders saw, and the
     // browser shows it whatever was uploaded (HEIC included).
-    questionPhoto.hidden = false;
+    photoOpen.hidden = false;
     questionPhoto.src = view.image_url;
     questionPrompt.textContent = view.prompt;
     const path = `/battle/${encodeURIComponent(view.battle_id)}`;

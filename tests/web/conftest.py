@@ -21,6 +21,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.servers import serve_in_thread
+from tests.servers.openai_compatible import OpenAICompatibleServer
+
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
 SAMPLE_IMAGES = SHARED / "data" / "geobrowse-sample" / "images"
@@ -90,6 +93,26 @@ def serve_arena(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="module")
+def paced_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArenaServer]:
+    """The arena with two loopback contenders, `north` and `south`, whose `paced-*` models take
+    about two seconds (so "mid-stream" and "before voting opens" are real); no challenge."""
+    base = tmp_path_factory.mktemp("arena-battle-page")
+    models = OpenAICompatibleServer()
+    with serve_in_thread(models.app) as models_url:
+        pool = base / "arena.toml"
+        pool.write_text(
+            "".join(
+                f'[[contenders]]\nname = "{name}"\nprovider = "openai"\nbase_url = "{models_url}/v1"\n'
+                f'model = "paced-{name}"\ntimeout = 30\n\n'
+                for name in ("north", "south")
+            )
+            + '[integrity]\nchallenge = "off"\n'
+        )
+        with serve_arena(base, pool) as server:
+            yield server
 
 
 @pytest.fixture(scope="session")

@@ -10,9 +10,7 @@ seconds, so "mid-stream" is real."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,58 +18,10 @@ import httpx
 import pytest
 
 from tests.conftest import SCREENSHOTS
-from tests.servers import serve_in_thread
-from tests.servers.openai_compatible import OpenAICompatibleServer
-from tests.web.conftest import ArenaServer, serve_arena
+from tests.web.battles import BATTLE_PATH, QUESTION, new_page, start_battle, wait_until_voting_opens
+from tests.web.conftest import ArenaServer
 
 pytestmark = pytest.mark.browser
-
-QUESTION = "Which country is this? What clues give it away?"
-BATTLE_PATH = re.compile(r"/battle/([0-9a-f]+)$")
-VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
-
-
-@pytest.fixture(scope="module")
-def paced_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArenaServer]:
-    base = tmp_path_factory.mktemp("arena-battle-page")
-    models = OpenAICompatibleServer()
-    with serve_in_thread(models.app) as models_url:
-        pool = base / "arena.toml"
-        pool.write_text(
-            "".join(
-                f'[[contenders]]\nname = "{name}"\nprovider = "openai"\nbase_url = "{models_url}/v1"\n'
-                f'model = "paced-{name}"\ntimeout = 30\n\n'
-                for name in ("north", "south")
-            )
-            + '[integrity]\nchallenge = "off"\n'
-        )
-        with serve_arena(base, pool) as server:
-            yield server
-
-
-def new_page(chromium: Any, size: str) -> tuple[Any, Any, list[str]]:
-    phone = size == "phone"
-    context = chromium.new_context(viewport=VIEWPORTS[size], is_mobile=phone, has_touch=phone)
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    return context, page, errors
-
-
-def start_battle(page: Any, url: str, photo: Path) -> str:
-    page.goto(url + "/")
-    page.get_by_label("Drop a photo here").set_input_files(photo)
-    page.get_by_label("Your question").fill(QUESTION)
-    page.get_by_role("button", name="Start battle").click()
-    page.wait_for_url(BATTLE_PATH)
-    match = BATTLE_PATH.search(page.url)
-    assert match
-    return match.group(1)
-
-
-def wait_until_voting_opens(page: Any) -> None:
-    page.wait_for_function("() => !document.querySelector('[data-choice=a]').disabled", timeout=60_000)
 
 
 def battle_row(database: Path, battle_id: str) -> tuple[str, str, str]:
