@@ -147,6 +147,8 @@
 
   // ---- keyboard: Ctrl/Cmd+Enter starts, 1-4 (A/B/T/X) vote -----------------
 
+  // a touch screen with no keyboard: the key hints are hidden there (arena.css)
+  const TOUCH_ONLY = window.matchMedia("(hover: none) and (pointer: coarse)").matches;
   const IS_MAC = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent || "");
   if (IS_MAC) document.querySelectorAll("[data-mod-key]").forEach((key) => (key.textContent = "⌘"));
 
@@ -343,8 +345,11 @@
       if (current.failed || current.voted || current.readOnly) return;
       current.ready = true;
       voteButtons.forEach((button) => (button.disabled = false));
-      verdictNote.textContent = "Both answers are in. Which one is better? " +
-        "Press 1 or A if A is better, 2 or B if B is better, 3 or T for a tie, 4 or X if both are bad.";
+      setVoting(true);
+      verdictNote.textContent = TOUCH_ONLY
+        ? "Both answers are in. Which one is better? Tap your vote."
+        : "Both answers are in. Which one is better? " +
+          "Press 1 or A if A is better, 2 or B if B is better, 3 or T for a tie, 4 or X if both are bad.";
     });
     on(source, "end", (data) => {
       current.ended = true;
@@ -455,6 +460,7 @@
     if (current.failed) return;
     current.failed = true;
     voteButtons.forEach((button) => (button.disabled = true));
+    setVoting(false);
     verdictNote.textContent = `${message} Start a new battle to try again.`;
     verdictNote.classList.add("is-error");
     showNext(true);
@@ -493,6 +499,7 @@
     }
     current.sending = false;
     if (battle !== current) return;
+    setVoting(response.status >= 500); // the buttons come back only when the vote may be sent again
     if (response.ok) return reveal(current, data, button);
     if (response.status === 409) {
       current.voted = data && data.error === "already_voted";
@@ -548,6 +555,11 @@
     if (fresh) newBattleButton.focus();
   }
 
+  // On a phone the vote buttons become a bar at the bottom of the screen while voting is open (arena.css).
+  function setVoting(open) {
+    root.classList.toggle("is-voting", open);
+  }
+
   // "New battle" and "Same photo, new pair" come and go together.
   function showNext(show) {
     newBattleButton.hidden = !show;
@@ -600,6 +612,7 @@
     verdictNote.classList.remove("is-error");
     verdictNote.textContent = "Voting opens when both answers are done.";
     showNext(false);
+    setVoting(false);
     voteButtonsGroup.hidden = false;
     voteKeys.hidden = false;
     questionPhoto.removeAttribute("src");
