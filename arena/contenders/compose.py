@@ -17,7 +17,7 @@ from arena.contenders.apis.openai import build_openai
 from arena.contenders.base import ChatModel, Contender, ModelContender
 from arena.contenders.baselines import build_baseline
 from arena.contenders.deps import ProviderDeps
-from arena.contenders.gate import build_gate_contender
+from arena.contenders.gate import build_fixed_policy_contender, build_gate_contender
 from arena.contenders.instruction import DEFAULT_INSTRUCTION, compose_system_prompt
 
 __all__ = ["CHAT_APIS", "OFFLINE_CONTENDERS", "ProviderDeps", "build_chat_model", "build_contender", "build_pool"]
@@ -52,6 +52,8 @@ def build_contender(cfg: ContenderConfig, deps: ProviderDeps) -> Contender:
     model = build_chat_model(cfg, deps)
     # the same instruction for the plain and the GATE variant: they differ only in tools
     system_prompt = compose_system_prompt(arena_instruction(deps), cfg.system_prompt)
+    if cfg.policy == "fixed":  # the paper's fixed tool steps, then the model answers
+        return build_fixed_policy_contender(cfg, model, deps, system_prompt=system_prompt)
     if cfg.gate:
         return build_gate_contender(cfg, model, deps, system_prompt=system_prompt)
     return ModelContender(name=cfg.name, model=model, system_prompt=system_prompt)

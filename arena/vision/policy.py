@@ -63,6 +63,20 @@ def fixed_policy_views(image: PIL.Image.Image) -> list[PolicyView]:
     return views
 
 
+def searched_views(views: list[PolicyView]) -> list[PolicyView]:
+    """The seven views image search runs on, in order: the full view (the
+    levelled one when the photo was levelled), the five crops at the first
+    scale, and the centre crop at the second.
+
+    Appendix B searches "the seven views"; this is our reading of which seven:
+    the widest ones, as a reverse image search matches whole scenes better
+    than small details."""
+    full = next((v for v in views if v.tool == "rotate"), views[0])
+    wide = [v for v in views if v.args.get("scale") == CROP_SCALES[0]]
+    centre = [v for v in views if v.args.get("scale") == CROP_SCALES[1] and v.args.get("position") == "centre"]
+    return [full, *wide, *centre]
+
+
 def crop_boxes(scale: float) -> list[tuple[str, tuple[float, float, float, float]]]:
     """Normalised boxes of the four corner crops and the centre crop at `scale`."""
     m = round(1.0 - scale, 6)

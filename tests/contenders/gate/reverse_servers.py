@@ -43,12 +43,32 @@ class ReverseEngine:
 
     fetched: list[tuple[str, tuple[int, int]]] = field(default_factory=list)  # (url, size) per query
     queries: list[dict[str, str]] = field(default_factory=list)
+    visited: list[str] = field(default_factory=list)
+    base_url: str = ""  # set once served: text results point at its /page/{n}
 
     @property
     def app(self) -> Starlette:
         return Starlette(
-            routes=[Route("/search", self.searxng), Route("/search.json", self.serpapi)],
+            routes=[
+                Route("/search", self.searxng),
+                Route("/search.json", self.serpapi),
+                Route("/page/{n}", self.page),
+            ],
         )
+
+    async def page(self, request: Request) -> Response:
+        n = request.path_params["n"]
+        self.visited.append(n)
+        body = f"<html><head><title>Page {n}</title></head><body><article><p>Page {n} says the crossing is in Shibuya, Tokyo; the consumption tax was 3% in 1989.</p></article></body></html>"
+        return Response(body, media_type="text/html")
+
+    def _text_results(self, query: str) -> list[dict[str, Any]]:
+        # four results, one page twice: the policy visits the first three unique ones
+        pages = [1, 2, 2, 3, 4]
+        return [
+            {"url": f"{self.base_url}/page/{n}", "title": f"Result {n} for {query[:40]}", "content": f"snippet {n}"}
+            for n in pages
+        ]
 
     async def _fetch(self, url: str) -> tuple[int, int] | None:
         async with httpx.AsyncClient() as http:
@@ -65,6 +85,8 @@ class ReverseEngine:
         self.queries.append(params)
         if params.get("format") != "json":
             return Response("format not allowed", status_code=403)
+        if "engines" not in params and params.get("categories") == "general":
+            return JSONResponse({"query": params.get("q"), "results": self._text_results(params.get("q", ""))})
         if params.get("engines") != "tineye":
             return JSONResponse({"query": params.get("q"), "results": []})
         size = await self._fetch(params["q"])
