@@ -1,0 +1,378 @@
+"""Issue 16 figures for one replica, against a real `arena serve` on PostgreSQL.
+
+    python benchmarks/http.py [--ttft 40] [--votes 400] [--concurrency 32] [--battles 500] [--checkout DIR]
+
+* **time to first token**: `--ttft` battles one after the other; the time from opening a
+  battle's event stream to its first `delta`, against the contender's own time from its
+  request to its first chunk (the same loopback server, asked directly): p50 and p99 of
+  both, and what the arena adds (goal: at most 30 ms);
+* **votes**: `--votes` ready battles voted by `--concurrency` clients at once, against a bare
+  FastAPI endpoint (the same uvicorn, the same PostgreSQL) doing one insert per request:
+  votes a second and p50/p99 latency (goal: at least 1x, p99 no worse);
+* **many battles**: `--battles` battles made, then all their event streams opened at once
+  (two upstream streams each, 12 s answers): how many reach `ready`, the first delta's
+  p50/p99 against the contenders' own under the same number of direct streams, and the
+  server's peak memory (goal: 500 battles, p99 within 1 s of the contenders').
+
+The contenders are the loopback OpenAI-compatible server of the tests, in its own process.
+`--checkout` runs the arena from another checkout (a worktree of an older commit) for
+"before". Nothing leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# This file is named http.py, as the issue asks: its own folder must not shadow the standard
+# library's `http` package, which httpx imports.
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    del sys.path[0]
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+
+import httpx
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.servers import free_port  # noqa: E402
+
+SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
+PHOTO = SHARED / "data" / "geobrowse-sample" / "images" / "level1-1.jpg"
+POSTGRES = os.environ.get("ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+PROMPT = "Where was this photo taken?"
+
+CONTENDER_SERVER = """
+import sys, uvicorn
+sys.path.insert(0, {root!r})
+from tests.servers.openai_compatible import OpenAICompatibleServer
+uvicorn.run(OpenAICompatibleServer().app, host="127.0.0.1", port={port}, log_level="warning", backlog=4096)
+"""
+
+# The bare baseline: one insert per request, on the same uvicorn and PostgreSQL driver.
+BARE_SERVER = """
+import uvicorn
+from fastapi import FastAPI
+from pydantic import BaseModel
+from sqlalchemy import create_engine, text
+
+engine = create_engine({url!r}, pool_size=10, max_overflow=20)
+with engine.begin() as c:
+    c.execute(text("CREATE TABLE IF NOT EXISTS bare_votes (battle_id text primary key, choice text, at timestamptz)"))
+app = FastAPI()
+
+class VoteIn(BaseModel):
+    choice: str
+
+@app.post("/api/battles/{{battle_id}}/vote")
+def vote(battle_id: str, body: VoteIn) -> dict:
+    with engine.begin() as c:
+        c.execute(text("INSERT INTO bare_votes VALUES (:b, :c, now())"), {{"b": battle_id, "c": body.choice}})
+    return {{"choice": body.choice}}
+
+uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ttft", type=int, default=40, help="battles for the time-to-first-token figures")
+    parser.add_argument("--votes", type=int, default=400)
+    parser.add_argument("--concurrency", type=int, default=32, help="clients voting at once")
+    parser.add_argument("--battles", type=int, default=500, help="battles open at once")
+    parser.add_argument("--answer-seconds", type=float, default=12.0, help="how long each answer streams")
+    parser.add_argument("--checkout", type=Path, default=ROOT, help="run the arena from this checkout")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["ttft", "votes", "battles"])
+    args = parser.parse_args()
+
+    port = free_port()
+    contender_server = [sys.executable, "-c", CONTENDER_SERVER.format(root=str(ROOT), port=port)]
+    with tempfile.TemporaryDirectory() as tmp, database() as url, process(contender_server, Path(tmp) / "c.log"):
+        contenders = f"http://127.0.0.1:{port}/v1"
+        wait_for(f"http://127.0.0.1:{port}/v1/chat/completions", method="POST")
+        print(f"arena from {args.checkout}, PostgreSQL, contenders at {contenders}")
+        tmp_dir = Path(tmp)
+        if not {"ttft", "votes"} <= set(args.skip):
+            fast = write_pool(tmp_dir / "fast.toml", contenders, "echo")
+            with arena(args.checkout, tmp_dir, fast, url, max_battles=max(64, args.concurrency)) as (base, _):
+                if "ttft" not in args.skip:
+                    asyncio.run(first_token(base, contenders, args.ttft))
+                if "votes" not in args.skip:
+                    bare_port = free_port()
+                    bare = [sys.executable, "-c", BARE_SERVER.format(url=url, port=bare_port)]
+                    with process(bare, tmp_dir / "bare.log"):
+                        wait_for(f"http://127.0.0.1:{bare_port}/docs")
+                        asyncio.run(votes(base, f"http://127.0.0.1:{bare_port}", args.votes, args.concurrency))
+        if "battles" not in args.skip:
+            slow = write_pool(tmp_dir / "slow.toml", contenders, f"steady-{args.answer_seconds:g}")
+            with arena(args.checkout, tmp_dir, slow, url, max_battles=args.battles) as (base, pid):
+                asyncio.run(many_battles(base, contenders, args.battles, args.answer_seconds, pid))
+
+
+# -- the three measurements ------------------------------------------------------------------
+
+
+async def first_token(base: str, contenders: str, count: int) -> None:
+    async with client() as http:
+        own = [await contender_first_chunk(http, contenders, "echo-own") for _ in range(count)]
+        arena_ms = []
+        for _ in range(count):
+            battle = await create(http, base)
+            started = time.perf_counter()
+            firsts = await watch(http, base + battle["events_url"], started)
+            arena_ms.append(min(firsts["first"].values()))
+    print("\n## time to first token (one battle at a time)")
+    row("contender's own", own)
+    row("through the arena", arena_ms)
+    added50 = pct(arena_ms, 50) - pct(own, 50)
+    added99 = pct(arena_ms, 99) - pct(own, 99)
+    print(f"  added: {added50:+.1f} ms at p50, {added99:+.1f} ms at p99 (goal: at most 30 ms)")
+
+
+async def votes(base: str, bare: str, count: int, concurrency: int) -> None:
+    async with client() as http:
+        await http.get(f"{base}/api/challenge")  # one voter cookie for all the battles made at once
+        gate = asyncio.Semaphore(16)
+
+        async def ready_battle() -> str:
+            async with gate:
+                battle = await create(http, base)
+                await watch(http, base + battle["events_url"], time.perf_counter())
+                return str(battle["battle_id"])
+
+        battles = await asyncio.gather(*(ready_battle() for _ in range(count)))
+        arena_rate, arena_ms = await vote_all(http, base, battles, concurrency)
+        bare_rate, bare_ms = await vote_all(http, bare, [uuid.uuid4().hex for _ in range(count)], concurrency)
+    print(f"\n## votes ({count}, {concurrency} at once)")
+    print(
+        f"  bare FastAPI, one insert: {bare_rate:7.1f} votes/s, p50 {pct(bare_ms, 50):6.1f} ms, p99 {pct(bare_ms, 99):6.1f} ms"
+    )
+    print(
+        f"  the arena:                {arena_rate:7.1f} votes/s, p50 {pct(arena_ms, 50):6.1f} ms, p99 {pct(arena_ms, 99):6.1f} ms"
+    )
+    print(f"  ratio: {arena_rate / bare_rate:.2f}x the bare rate (goal: at least 1x, p99 no worse)")
+
+
+async def vote_all(
+    http: httpx.AsyncClient, base: str, battles: list[str], concurrency: int
+) -> tuple[float, list[float]]:
+    todo = list(battles)
+    times: list[float] = []
+
+    async def voter() -> None:
+        while todo:
+            battle_id = todo.pop()
+            started = time.perf_counter()
+            answer = await http.post(f"{base}/api/battles/{battle_id}/vote", json={"choice": "a"})
+            times.append((time.perf_counter() - started) * 1000)
+            if answer.status_code != 200:
+                raise SystemExit(f"vote refused: {answer.status_code} {answer.text}")
+
+    started = time.perf_counter()
+    await asyncio.gather(*(voter() for _ in range(concurrency)))
+    return len(battles) / (time.perf_counter() - started), times
+
+
+async def many_battles(base: str, contenders: str, count: int, answer_seconds: float, pid: int) -> None:
+    model = f"steady-{answer_seconds:g}-own"
+    async with client(connections=2 * count + 50) as http:
+        started = time.perf_counter()
+        own = await asyncio.gather(*(contender_first_chunk(http, contenders, model) for _ in range(2 * count)))
+        own_seconds = time.perf_counter() - started
+        gate = asyncio.Semaphore(16)
+
+        async def make() -> dict:
+            async with gate:
+                return await create(http, base)
+
+        started = time.perf_counter()
+        battles = await asyncio.gather(*(make() for _ in range(count)))
+        made_seconds = time.perf_counter() - started
+        refused = await http.post(
+            f"{base}/api/battles", files={"image": ("p.jpg", PHOTO.read_bytes(), "image/jpeg")}, data={"prompt": PROMPT}
+        )
+        started = time.perf_counter()
+        watched = await asyncio.gather(*(watch(http, base + b["events_url"], time.perf_counter()) for b in battles))
+        streamed_seconds = time.perf_counter() - started
+    ready = sum(1 for w in watched if w["end"] == "ready")
+    arena_ms = [ms for w in watched for ms in w["first"].values()]
+    print(f"\n## {count} battles at once ({2 * count} upstream streams of {answer_seconds:g} s answers)")
+    print(f"  made in {made_seconds:.1f} s; one more while they were pending: HTTP {refused.status_code}")
+    print(
+        f"  reached ready: {ready} of {count}; ends: {summary(w['end'] for w in watched)}; all streamed in {streamed_seconds:.1f} s"
+    )
+    row(f"contenders' own ({2 * count} direct streams, {own_seconds:.1f} s)", list(own))
+    row("first delta through the arena", arena_ms)
+    print(f"  p99 difference: {(pct(arena_ms, 99) - pct(list(own), 99)) / 1000:+.2f} s (goal: within 1 s)")
+    print(f"  arena serve peak memory (VmHWM): {peak_rss_mb(pid):.0f} MB")
+
+
+# -- clients -----------------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def client(connections: int = 100) -> AsyncIterator[httpx.AsyncClient]:
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    async with httpx.AsyncClient(trust_env=False, timeout=httpx.Timeout(300, pool=None), limits=limits) as http:
+        yield http
+
+
+async def create(http: httpx.AsyncClient, base: str) -> dict:
+    answer = await http.post(
+        f"{base}/api/battles", files={"image": ("photo.jpg", PHOTO.read_bytes(), "image/jpeg")}, data={"prompt": PROMPT}
+    )
+    if answer.status_code != 201:
+        raise SystemExit(f"battle refused: {answer.status_code} {answer.text}")
+    return dict(answer.json())
+
+
+async def watch(http: httpx.AsyncClient, url: str, started: float) -> dict:
+    """Follow one battle's events: ms to each side's first delta, and the end status."""
+    first: dict[str, float] = {}
+    end, event = "", ""
+    async with http.stream("GET", url) as response:
+        async for line in response.aiter_lines():
+            if line.startswith("event:"):
+                event = line[6:].strip()
+            elif line.startswith("data:") and event == "delta":
+                side = json.loads(line[5:])["side"]
+                first.setdefault(side, (time.perf_counter() - started) * 1000)
+            elif line.startswith("data:") and event == "end":
+                end = json.loads(line[5:])["status"]
+    return {"first": first, "end": end}
+
+
+async def contender_first_chunk(http: httpx.AsyncClient, contenders: str, model: str) -> float:
+    """ms from the request to the contender's first content chunk, read to the end."""
+    body = {"model": model, "stream": True, "messages": [{"role": "user", "content": PROMPT}]}
+    started = time.perf_counter()
+    first = 0.0
+    async with http.stream("POST", contenders + "/chat/completions", json=body) as response:
+        async for line in response.aiter_lines():
+            if not first and '"content"' in line:
+                first = (time.perf_counter() - started) * 1000
+    return first
+
+
+# -- processes and figures ---------------------------------------------------------------------
+
+
+def write_pool(path: Path, contenders: str, behaviour: str) -> Path:
+    """Two contenders of the loopback server: `echo` answers at once, `steady-S` streams for S s;
+    limits high enough that the integrity checks run on every vote but never refuse one."""
+    lines = []
+    for name in ("model-one", "model-two"):
+        lines += [
+            "[[contenders]]",
+            f'name = "{name}"',
+            'provider = "openai"',
+            f'base_url = "{contenders}"',
+            f'model = "{behaviour}-{name}"',
+            "timeout = 120",
+            "",
+        ]
+    lines += ["[integrity]", 'challenge = "off"', "min_read_seconds = 0", "votes_per_day = 100000"]
+    lines += ["votes_per_address_per_day = 100000", "risk_battles_per_day = 100000"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@contextmanager
+def arena(checkout: Path, tmp: Path, pool: Path, url: str, *, max_battles: int) -> Iterator[tuple[str, int]]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env |= {
+        "ARENA_DATA_DIR": str(tmp / "data"),
+        "ARENA_CONFIG": str(pool),
+        "ARENA_DATABASE_URL": url,
+        "ARENA_SECRET_KEY": "benchmark-secret-0123456789",
+        "ARENA_RANK_EVERY": "0",
+        "ARENA_BATTLES_PER_MINUTE": "0",
+        "ARENA_MAX_BATTLES": str(max_battles),
+    }
+    command = [str(checkout / ".venv" / "bin" / "arena"), "serve", "--port", str(port)]
+    with process(command, tmp / "arena.log", cwd=checkout, env=env) as proc:
+        wait_for(f"http://127.0.0.1:{port}/healthz", timeout=120)
+        yield f"http://127.0.0.1:{port}", proc.pid
+
+
+@contextmanager
+def process(command: list[str], log: Path, **kwargs: object) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, **kwargs)  # type: ignore[call-overload]
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.returncode not in (0, -15):
+            print(f"{command[0]} exited {proc.returncode}; its log:\n{log.read_text()[-3000:]}", file=sys.stderr)
+
+
+@contextmanager
+def database() -> Iterator[str]:
+    from sqlalchemy.engine import make_url
+
+    admin = make_url(POSTGRES)
+    name = f"geoarena_bench_{uuid.uuid4().hex[:10]}"
+    dsn = admin.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def wait_for(url: str, *, method: str = "GET", timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            httpx.request(method, url, json={}, timeout=2, trust_env=False)
+            return
+        except httpx.TransportError:
+            time.sleep(0.2)
+    raise SystemExit(f"{url} did not answer within {timeout:.0f} s")
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def row(label: str, values: list[float]) -> None:
+    print(f"  {label}: p50 {pct(values, 50):8.1f} ms, p99 {pct(values, 99):8.1f} ms (n={len(values)})")
+
+
+def summary(values: Iterator[str] | object) -> str:
+    counts: dict[str, int] = {}
+    for value in values:  # type: ignore[attr-defined]
+        counts[value or "none"] = counts.get(value or "none", 0) + 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+if __name__ == "__main__":
+    main()
