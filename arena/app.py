@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,6 +50,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
 STATIC = ROOT / "static"
 
+WORKER_THREADS = 32  # about the database pool's 10 + 20 overflow connections
+
 ROUTERS = (
     health.router,
     metrics.router,
@@ -83,6 +86,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
+    # Database and file work of the streams runs in `asyncio.to_thread`: asyncio's default of
+    # cores + 4 threads (6 here) queued a crowd of battles behind each other's round trips.
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="arena-io")
+    )
     engine = make_engine(settings.resolved_database_url)
     http = httpx.AsyncClient(follow_redirects=False)
     upstream = UpstreamClients(settings.connections_for, other=http)
@@ -120,6 +128,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         hooks=BattleHooks(
             on_side_result=on_side_result,
             flag_battle=lambda texts: ["identity_leak"] if find_identity_leaks(texts, pool_config) else [],
+            on_side_timing=metrics.side_timing,
+            on_battle_end=metrics.battle_ended,
         ),
     )
     templates = Jinja2Templates(directory=str(TEMPLATES))
@@ -199,6 +209,7 @@ def _decode_slots(settings: Settings) -> int:
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ClientError)
     async def _client_error(_request: Request, exc: ClientError) -> JSONResponse:
+        metrics.refused(exc.code)
         return JSONResponse({"error": exc.code, "message": exc.message}, status_code=exc.status, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)

@@ -31,6 +31,7 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 
 import argparse
 import asyncio
+import base64
 import json
 import os
 import subprocess
@@ -52,6 +53,7 @@ SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
 PHOTO = SHARED / "data" / "geobrowse-sample" / "images" / "level1-1.jpg"
 POSTGRES = os.environ.get("ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 PROMPT = "Where was this photo taken?"
+PHOTO_URL = "data:image/jpeg;base64," + base64.b64encode(PHOTO.read_bytes()).decode() if PHOTO.exists() else ""
 
 CONTENDER_SERVER = """
 import sys, uvicorn
@@ -255,7 +257,9 @@ async def watch(http: httpx.AsyncClient, url: str, started: float) -> dict:
 
 async def contender_first_chunk(http: httpx.AsyncClient, contenders: str, model: str) -> float:
     """ms from the request to the contender's first content chunk, read to the end."""
-    body = {"model": model, "stream": True, "messages": [{"role": "user", "content": PROMPT}]}
+    # the request the arena makes: the prompt and the photo as a data URL
+    content = [{"type": "text", "text": PROMPT}, {"type": "image_url", "image_url": {"url": PHOTO_URL}}]
+    body = {"model": model, "stream": True, "messages": [{"role": "user", "content": content}]}
     started = time.perf_counter()
     first = 0.0
     async with http.stream("POST", contenders + "/chat/completions", json=body) as response:

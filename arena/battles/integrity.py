@@ -77,12 +77,15 @@ def counted(session: Session, key: str, today: date | None = None) -> int:
 
 def count_vote(session: Session, config: IntegrityConfig, voter: str, address: str) -> None:
     """Count one vote against the voter's and the address's daily limits, or
-    refuse it with 429 (the caller's rollback undoes the increment)."""
-    for key, limit, who in (
-        (f"votes:voter:{voter}", config.votes_per_day, "from this browser"),
-        (f"votes:address:{address}", config.votes_per_address_per_day, "from your network address"),
-    ):
-        if limit and bump(session, key) > limit:
+    refuse it with 429 (the caller's rollback undoes the increment). Both
+    counters move in one statement: one round trip per vote, not two."""
+    limits = {
+        f"votes:voter:{voter}"[:100]: (config.votes_per_day, "from this browser"),
+        f"votes:address:{address}"[:100]: (config.votes_per_address_per_day, "from your network address"),
+    }
+    counts = bump_many(session, [key for key, (limit, _) in limits.items() if limit])
+    for key, (limit, who) in limits.items():
+        if limit and counts[key] > limit:
             wait = seconds_to_midnight()
             raise ClientError(
                 429,
@@ -91,6 +94,19 @@ def count_vote(session: Session, config: IntegrityConfig, voter: str, address: s
                 f"voting opens again in {_hours(wait)}.",
                 headers={"Retry-After": str(wait)},
             )
+
+
+def bump_many(session: Session, keys: list[str], today: date | None = None) -> dict[str, int]:
+    """`bump` for several counters in one statement; their new counts by key."""
+    if not keys:
+        return {}
+    today = today or datetime.now(UTC).date()
+    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    rows = insert(IntegrityCounter).values([{"key": key[:100], "day": today, "count": 1} for key in keys])
+    statement = rows.on_conflict_do_update(
+        index_elements=["key", "day"], set_={"count": IntegrityCounter.count + 1}
+    ).returning(IntegrityCounter.key, IntegrityCounter.count)
+    return {key: int(count) for key, count in session.execute(statement)}
 
 
 def seconds_to_midnight(now: datetime | None = None) -> int:

@@ -9,7 +9,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, joinedload, selectinload
 
 from arena.db.tables import Battle, GatekeeperRejection, Image, Response, UploadCount, Vote, utcnow
 
@@ -96,6 +96,12 @@ def get_battle(session: Session, battle_id: str, *, with_responses: bool = False
     return session.scalars(query).one_or_none()
 
 
+def battle_with_answers(session: Session, battle_id: str) -> Battle | None:
+    """A battle with its two answers in one query (what a vote and a run start need)."""
+    query = select(Battle).where(Battle.id == battle_id).options(joinedload(Battle.responses))
+    return session.scalars(query).unique().one_or_none()
+
+
 def claim_battle(session: Session, battle_id: str) -> bool:
     """Atomically move a pending battle to running; only one stream wins."""
     result = session.execute(
@@ -104,6 +110,15 @@ def claim_battle(session: Session, battle_id: str) -> bool:
         .values(status="running", updated_at=utcnow())
     )
     return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+
+def start_responses(session: Session, battle_id: str) -> None:
+    """A claimed battle's answers are streaming from now."""
+    session.execute(
+        update(Response)
+        .where(Response.battle_id == battle_id, Response.status == "pending")
+        .values(status="streaming", started_at=utcnow())
+    )
 
 
 def abandon_if_stale(session: Session, battle_id: str, older_than: timedelta) -> bool:
@@ -156,12 +171,23 @@ def finish_battle(session: Session, battle_id: str, status: str, flags: list[str
     )
 
 
-def add_vote(session: Session, battle: Battle, choice: str, voter_hash: str) -> Vote:
-    vote = Vote(battle_id=battle.id, choice=choice, voter_hash=voter_hash)
-    session.add(vote)
-    session.flush()  # the unique battle_id raises IntegrityError for a second vote here
-    session.execute(update(Battle).where(Battle.id == battle.id).values(status="voted", updated_at=utcnow()))
-    return vote
+def add_vote(session: Session, battle: Battle, choice: str, voter_hash: str) -> datetime | None:
+    """Store the battle's vote and mark it voted; None when another request voted first.
+
+    One insert that skips a second vote (the unique battle_id) instead of a savepoint
+    around an insert that fails: two round trips fewer per vote on PostgreSQL."""
+    created_at = utcnow()
+    insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    stored = session.execute(
+        insert(Vote)
+        .values(battle_id=battle.id, choice=choice, voter_hash=voter_hash, created_at=created_at)
+        .on_conflict_do_nothing(index_elements=["battle_id"])
+        .returning(Vote.id)
+    ).scalar_one_or_none()
+    if stored is None:
+        return None
+    session.execute(update(Battle).where(Battle.id == battle.id).values(status="voted", updated_at=created_at))
+    return created_at
 
 
 def add_flag(session: Session, battle: Battle, flag: str) -> None:

@@ -64,6 +64,12 @@ class BattleHooks:
     on_side_result: Callable[[str, bool], None] | None = None
     # called with the answers' and trajectories' texts; returns battle flags
     flag_battle: Callable[[Iterable[str]], list[str]] | None = None
+    # called with (contender name, seconds to its first text or None, seconds to its whole answer)
+    # when a side finished its answer
+    on_side_timing: Callable[[str, float | None, float], None] | None = None
+    # called with (contender name, "ready" | "failed" | "abandoned") for both sides of a battle
+    # this replica ran, once it ended
+    on_battle_end: Callable[[str, str], None] | None = None
 
 
 class BattleRuns:
@@ -132,16 +138,17 @@ class BattleRuns:
         """SSE text for one watcher of the battle."""
         yield RECONNECT_HINT
         run = self._runs.get(battle_id)
-        if run is None and await asyncio.to_thread(self._claim, battle_id):
+        if run is None:
             try:
-                prompt, image, sides = await asyncio.to_thread(self._load_inputs, battle_id)
+                inputs = await asyncio.to_thread(self._claim, battle_id)
             except Exception:
                 # e.g. the photo is not in this replica's image store: fail the
                 # battle we claimed (the replay below says so) rather than leave it running
                 log.exception("battle %s could not start", battle_id)
                 await asyncio.to_thread(self._persist_unstarted, battle_id)
             else:
-                run = self._start(battle_id, prompt, image, sides)
+                if inputs is not None:
+                    run = self._start(battle_id, *inputs)
         # Another stream of this process may have claimed it while we asked.
         run = run or self._runs.get(battle_id)
         if run is not None:
@@ -164,21 +171,22 @@ class BattleRuns:
             run.task.cancel()
         await asyncio.gather(*(r.task for r in self._runs.values()), return_exceptions=True)
 
-    def _claim(self, battle_id: str) -> bool:
+    def _claim(self, battle_id: str) -> tuple[str, ContenderImage, dict[str, str]] | None:
+        """Claim a pending battle and read its prompt, photo and sides; None when another
+        stream has it. One worker-thread hop and one transaction (its answers start
+        streaming in it too) before the contenders are asked, not three."""
         with self.sessions.begin() as session:
-            return repository.claim_battle(session, battle_id)
-
-    def _load_inputs(self, battle_id: str) -> tuple[str, ContenderImage, dict[str, str]]:
-        """A claimed battle's prompt, photo and sides (database and file reads:
-        run in a worker thread, off the event loop)."""
-        with self.sessions() as session:
-            battle = repository.get_battle(session, battle_id, with_responses=True)
+            if not repository.claim_battle(session, battle_id):
+                return None
+            repository.start_responses(session, battle_id)
+            battle = repository.battle_with_answers(session, battle_id)
             assert battle is not None, "a claimed battle exists"
             prompt, sha = battle.prompt, battle.image_sha256
             sides = {r.side: r.contender for r in battle.responses}
             stored = session.get(Image, sha)
             assert stored is not None, "a battle's image row exists"
             size = (stored.width, stored.height)
+        # the photo is read after the commit: a missing one fails the battle we now hold
         image = ContenderImage(jpeg=self.images.get(sha), width=size[0], height=size[1], sha256=sha)
         return prompt, image, sides
 
@@ -248,6 +256,7 @@ class _Side:
     error: str | None = None
     style: dict[str, Any] | None = None
     started: float = 0.0
+    first_text: float | None = None  # seconds from the request to the first text
     latency_ms: int | None = None
     last_flush: float = 0.0
     timer: asyncio.TimerHandle | None = None
@@ -325,6 +334,7 @@ class BattleRun:
                     await self._guard(side, self._fail(side, message, provider_down=True))
         except asyncio.CancelledError:
             self._abandon()
+            self._ended("abandoned")
             # a watcher may still be here (shutdown, or one that joined as the
             # last one left): `end` is always the last event it gets
             self._publish(BattleEvent("end", {"status": "abandoned"}))
@@ -338,6 +348,7 @@ class BattleRun:
             log.exception("battle %s: could not store its outcome", self.battle_id)
             status = "failed"
         self.finished = True
+        self._ended(status)
         if status == "ready":
             self._publish(BattleEvent("ready", {}))
         self._publish(BattleEvent("end", {"status": status}))
@@ -356,8 +367,7 @@ class BattleRun:
     async def _pump(self, side: _Side) -> None:
         contender = self.runs.pool.get(side.contender)
         side.started = time.monotonic()
-        side.status = "streaming"
-        await asyncio.to_thread(self._persist_side, side, started=True)
+        side.status = "streaming"  # in the database since the claim
         if contender is None:
             await self._fail(side, f"Contender {side.contender!r} is no longer in the pool.")
             return
@@ -399,10 +409,14 @@ class BattleRun:
         side.style, html = await asyncio.to_thread(lambda: (style_features(answer), render_markdown(answer)))
         await asyncio.to_thread(self._persist_side, side)
         self._report(side, ok=True)
+        if self.runs.hooks.on_side_timing is not None:
+            self.runs.hooks.on_side_timing(side.contender, side.first_text, side.latency_ms / 1000)
         self._publish(BattleEvent("done", {"side": side.side, "html": html, "latency_ms": side.latency_ms}))
 
     def _add_text(self, side: _Side, text: str) -> None:
         text = storable(text)  # a lone surrogate or NUL from a model no longer fails the battle
+        if side.first_text is None and text:
+            side.first_text = time.monotonic() - side.started
         side.length += len(text)
         side.text.append(text)
         side.pending.append(text)
@@ -440,6 +454,11 @@ class BattleRun:
         for queue in self.watchers:
             queue.put_nowait(event)
 
+    def _ended(self, status: str) -> None:
+        if self.runs.hooks.on_battle_end is not None:
+            for side in self.sides.values():
+                self.runs.hooks.on_battle_end(side.contender, status)
+
     def _report(self, side: _Side, ok: bool) -> None:
         if self.runs.hooks.on_side_result is not None:
             self.runs.hooks.on_side_result(side.contender, ok)
@@ -459,24 +478,21 @@ class BattleRun:
 
     # -- persistence (runs in a worker thread; the session is short-lived) --
 
-    def _persist_side(self, side: _Side, started: bool = False) -> None:
-        values: dict[str, Any] = {"status": side.status}
-        if started:
-            values["started_at"] = utcnow()
-        else:
-            values.update(
-                text="".join(side.text),
-                error=side.error,
-                latency_ms=side.latency_ms,
-                input_tokens=side.usage.input_tokens,
-                output_tokens=side.usage.output_tokens,
-                trajectory=side.steps,
-                style=side.style,
-                finished_at=utcnow(),
-            )
-            if side.status == "done":  # where the answer commits to, for accuracy on labelled battles
-                found = answer_commitment(values["text"])
-                values["commitment"] = found.as_json() if found else None
+    def _persist_side(self, side: _Side) -> None:
+        values: dict[str, Any] = {
+            "status": side.status,
+            "text": "".join(side.text),
+            "error": side.error,
+            "latency_ms": side.latency_ms,
+            "input_tokens": side.usage.input_tokens,
+            "output_tokens": side.usage.output_tokens,
+            "trajectory": side.steps,
+            "style": side.style,
+            "finished_at": utcnow(),
+        }
+        if side.status == "done":  # where the answer commits to, for accuracy on labelled battles
+            found = answer_commitment(values["text"])
+            values["commitment"] = found.as_json() if found else None
         with self.runs.sessions.begin() as session:
             repository.update_response(session, self.battle_id, side.side, **values)
 

@@ -6,7 +6,6 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from arena.battles import integrity, repository
@@ -43,7 +42,7 @@ def cast_vote(
     after the integrity checks: only the client that started the battle, within
     the daily limits; a vote before the answers could be read is kept but
     flagged `too_fast` (not rated)."""
-    battle = repository.get_battle(session, battle_id, with_responses=True)
+    battle = repository.battle_with_answers(session, battle_id)
     if battle is None:
         raise VoteRefused(404, "battle_not_found", "There is no battle with this id.")
     if not voter:
@@ -54,7 +53,7 @@ def cast_vote(
         )
     if battle.starter_hash and not hmac.compare_digest(battle.starter_hash, voter):
         raise VoteRefused(403, "not_your_battle", "Votes count only from the browser that started the battle.")
-    if battle.vote is not None or battle.status == "voted":
+    if battle.status == "voted":  # set with the vote, in its transaction
         raise VoteRefused(409, "already_voted", "This battle has already been voted on.")
     if battle.status == "failed":
         raise VoteRefused(409, "side_failed", "One of the answers failed, so this battle cannot be voted on.")
@@ -63,15 +62,12 @@ def cast_vote(
     if battle.status != "ready":
         raise VoteRefused(409, "not_ready", "Both answers must finish before you can vote.")
     integrity.count_vote(session, pool.integrity, voter, address)  # 429 past the daily limits
-    try:
-        with session.begin_nested():
-            vote = repository.add_vote(session, battle, choice, voter)
-    except IntegrityError:
-        # Another request voted between our read and our insert.
-        raise VoteRefused(409, "already_voted", "This battle has already been voted on.") from None
+    voted_at = repository.add_vote(session, battle, choice, voter)
+    if voted_at is None:  # another request voted between our read and our insert
+        raise VoteRefused(409, "already_voted", "This battle has already been voted on.")
     texts = {r.side: r.text or "" for r in battle.responses}
     ready_at = max((r.finished_at for r in battle.responses if r.finished_at is not None), default=None)
-    if integrity.too_fast(pool.integrity, ready_at, vote.created_at, texts.get("a", ""), texts.get("b", "")):
+    if integrity.too_fast(pool.integrity, ready_at, voted_at, texts.get("a", ""), texts.get("b", "")):
         repository.add_flag(session, battle, integrity.TOO_FAST)
         integrity.bump(session, f"too_fast:voter:{voter}")  # a risk signal for the challenge
         integrity.bump(session, f"too_fast:address:{address}")

@@ -8,11 +8,11 @@ ride along as extra keys until they are given a model here.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.db.tables import LeaderboardSnapshot
@@ -88,6 +88,14 @@ def store_snapshot(sessions: sessionmaker[Session], snapshot: dict[str, Any]) ->
         session.add(row)
         session.flush()
         return int(row.id)
+
+
+def latest_computed_at(session: Session) -> datetime | None:
+    """When the newest snapshot was computed (timezone-aware), or None."""
+    found: datetime | None = session.scalar(select(func.max(LeaderboardSnapshot.computed_at)))
+    if found is None:
+        return None
+    return found if found.tzinfo else found.replace(tzinfo=UTC)
 
 
 def latest_snapshot(session: Session) -> dict[str, Any] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import secrets
+from collections.abc import AsyncIterator
 from dataclasses import asdict
 from typing import Literal
 
@@ -27,7 +28,7 @@ from arena.errors import ClientError
 from arena.geo.language import guess_language
 from arena.images.intake import IntakeLimits, NormalisedImage, normalise
 from arena.pool import PoolExhausted
-from arena.web.metrics import BATTLES_STARTED, GATEKEEPER_REFUSALS, VOTES
+from arena.web.metrics import BATTLES_STARTED, EVENT_STREAMS, GATEKEEPER_REFUSALS, VOTES
 
 router = APIRouter()
 
@@ -242,10 +243,20 @@ async def battle_events(battle_id: str, db: DatabaseDep, runs: BattleRunsDep) ->
     if not await db.run(repository.battle_exists, battle_id):
         raise ClientError(404, "battle_not_found", "There is no battle with this id.")
     return StreamingResponse(
-        runs.stream(battle_id),
+        _counted(runs.stream(battle_id)),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+async def _counted(stream: AsyncIterator[str]) -> AsyncIterator[str]:
+    """The stream, counted in `arena_event_streams_open` while it is open."""
+    EVENT_STREAMS.inc()
+    try:
+        async for chunk in stream:
+            yield chunk
+    finally:
+        EVENT_STREAMS.dec()
 
 
 @router.post("/api/battles/{battle_id}/vote", response_model=Reveal)

@@ -14,6 +14,8 @@ import json
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from arena.web.metrics import refused
+
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
 
@@ -61,6 +63,7 @@ def _own_origin(scope: Scope, headers: dict[str, str]) -> str:
 
 
 async def _refuse(send: Send, reason: str) -> None:
+    refused("cross_site")
     body = json.dumps(
         {
             "error": "cross_site",

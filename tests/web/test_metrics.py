@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.conftest import write_pool
 from tests.ratings.test_background import vote_once
 
 ADMIN = {"Authorization": "Bearer test-admin-token-0123456789"}
@@ -77,3 +78,27 @@ class TestOff:
     async def test_not_served(self, client):
         response = await client.get("/metrics", headers=ADMIN)
         assert response.status_code == 404 and response.json()["error"] == "not_found"
+
+
+class TestFailedBattles:
+    @pytest.fixture
+    def settings(self, settings, openai_server):
+        base_url, _ = openai_server
+        write_pool(settings.config, base_url, {"model-one": "echo-one", "model-two": "error-500"})
+        return settings
+
+    async def test_a_failed_side_fails_the_battle_for_both_contenders(self, client, photo_bytes):
+        before = await scrape(client)
+        created = await client.post(
+            "/api/battles", files={"image": ("p.jpg", photo_bytes, "image/jpeg")}, data={"prompt": "Where is this?"}
+        )
+        events = await client.get(created.json()["events_url"])
+        assert '"status": "failed"' in events.text or '"status":"failed"' in events.text, events.text[-300:]
+        after = await scrape(client)
+        for contender in ("model-one", "model-two"):
+            key = ("arena_battles_finished_total", (("contender", contender), ("outcome", "failed")))
+            assert after.get(key, 0) - before.get(key, 0) == 1
+        latency = ("arena_contender_latency_seconds_count", (("contender", "model-one"),))
+        assert after.get(latency, 0) - before.get(latency, 0) == 1  # only answers that finished are timed
+        failed = ("arena_contender_latency_seconds_count", (("contender", "model-two"),))
+        assert after.get(failed, 0) - before.get(failed, 0) == 0
