@@ -385,6 +385,10 @@ class BattlesSection(Section):
     # the arena instruction for every chat contender, plain or GATE
     # (None: arena.contenders.instruction.DEFAULT_INSTRUCTION; "": none)
     instruction: str | None = Field(default=None, max_length=8000)
+    # how voters see a GATE contender's tool steps before their vote, so the display does not by
+    # itself pick a side: "collapsed" (a one-line summary on both sides, the steps on request),
+    # "after_vote" (hidden until the vote), "open" (the steps open beside the answer)
+    trajectory: Literal["collapsed", "after_vote", "open"] = "collapsed"
 
 
 class PoolConfig(Section):

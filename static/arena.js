@@ -12,6 +12,8 @@
   const ACCEPTED = (root.dataset.accepted || "").split(",").filter(Boolean);
   const REDUCED_MOTION = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   const ACCEPTED_LABEL = root.dataset.acceptedLabel || "JPEG, PNG or WebP";
+  // `[battles] trajectory`: "collapsed" (one line on both sides), "after_vote" (hidden until the vote) or "open"
+  const TRAJECTORY = root.dataset.trajectory || "collapsed";
 
   const form = document.getElementById("battle-form");
   const input = document.getElementById("photo-input");
@@ -269,7 +271,10 @@
       readOnly: !view.mine,
       clock: 0,
     };
-    for (const side of Object.values(battle.sides)) setStatus(side, "Thinking…", "thinking");
+    for (const side of Object.values(battle.sides)) {
+      setStatus(side, "Thinking…", "thinking");
+      clearTrajectory(side);
+    }
     const current = battle;
     current.clock = window.setInterval(() => tick(current), 1000);
     listen(current);
@@ -312,8 +317,7 @@
     source.addEventListener("open", () => {
       if (opened) {
         for (const side of Object.values(current.sides)) {
-          side.trajectory.textContent = "";
-          side.trajectory.hidden = true;
+          clearTrajectory(side);
           side.answer.textContent = ""; // the replay sends the answer's text again
         }
       }
@@ -425,13 +429,39 @@
     side.pane.setAttribute("aria-busy", String(state === "thinking" || state === "streaming"));
   }
 
+  // Before any step: in "collapsed" mode both sides get their one line (so a side
+  // without tools is not the one whose answer starts higher); otherwise nothing.
+  function clearTrajectory(side) {
+    side.trajectory.textContent = "";
+    side.trajectory.dataset.steps = "0";
+    if (TRAJECTORY === "collapsed") {
+      const none = document.createElement("p");
+      none.className = "trajectory__none";
+      none.textContent = "No tool steps";
+      side.trajectory.append(none);
+    }
+    side.trajectory.hidden = TRAJECTORY !== "collapsed";
+  }
+
+  // Once the vote is in (or shown on reload), "after_vote" reveals the steps, folded.
+  function showTrajectories(current) {
+    if (TRAJECTORY !== "after_vote") return;
+    for (const side of Object.values(current.sides)) {
+      if (side.trajectory.dataset.steps !== "0") side.trajectory.hidden = false;
+    }
+  }
+
   // GATE tool steps: drawn by trajectory.js when it is loaded, else as plain text.
   function renderStep(side, step) {
-    side.trajectory.hidden = false;
+    const placeholder = side.trajectory.querySelector(".trajectory__none");
+    if (placeholder) placeholder.remove();
+    side.trajectory.dataset.steps = String(Number(side.trajectory.dataset.steps || 0) + 1);
+    // hidden until the vote in "after_vote" mode (unless this battle is already voted)
+    side.trajectory.hidden = TRAJECTORY === "after_vote" && !(battle && battle.voted);
     const renderer = window.GeoArenaTrajectory;
     if (renderer && typeof renderer.renderStep === "function") {
       try {
-        renderer.renderStep(side.trajectory, step);
+        renderer.renderStep(side.trajectory, step, { open: TRAJECTORY === "open" });
         return;
       } catch (err) {
         console.error("trajectory.js could not render a step", err);
@@ -543,6 +573,7 @@
     const chosen = data.choice || (button && button.dataset.choice);
     if (chosen === "a" || chosen === "b") current.sides[chosen].pane.classList.add("is-winner");
     verdictNote.classList.remove("is-error");
+    showTrajectories(current);
     const verdict = CHOICE_WORDS[chosen] || chosen;
     const who = `Model A was ${names.a}; Model B was ${names.b}.`;
     if (fresh) {
@@ -597,8 +628,7 @@
     for (const key of ["a", "b"]) {
       const side = paneOf(key);
       side.answer.textContent = "";
-      side.trajectory.textContent = "";
-      side.trajectory.hidden = true;
+      clearTrajectory(side);
       side.name.textContent = "";
       side.name.hidden = true;
       side.pane.classList.remove("is-revealed", "is-winner");

@@ -3,9 +3,11 @@
    so it is only ever inserted as text (textContent), never as HTML; image
    links are built from sha256 digests checked here.
 
-   Public API: window.GeoArenaTrajectory.renderStep(containerElement, step),
+   Public API: window.GeoArenaTrajectory.renderStep(containerElement, step, options),
    where `step` is the data of an SSE `step` event:
-   {side, tool, args, observation, thought, image_refs, ok}. */
+   {side, tool, args, observation, thought, image_refs, ok}, and `options.open`
+   starts the timeline open on wide screens (`[battles] trajectory = "open"`);
+   otherwise it starts folded behind its one-line summary. */
 (function () {
   "use strict";
 
@@ -13,9 +15,9 @@
   var ARGS_PREVIEW = 70;
   var ARGS_FULL = 4000;
 
-  function renderStep(container, step) {
+  function renderStep(container, step, options) {
     if (!container || !step) return;
-    var timeline = timelineOf(container);
+    var timeline = timelineOf(container, Boolean(options && options.open));
     var item = el("li", "gate-step" + (step.ok === false ? " gate-step--failed" : ""));
     var number = timeline.list.children.length + 1;
 
@@ -59,13 +61,13 @@
     timeline.count(number, timeline.list.querySelectorAll(".gate-step--failed").length);
   }
 
-  function timelineOf(container) {
+  function timelineOf(container, open) {
     var root = container.querySelector("details.gate-trajectory");
     if (!root) {
       root = el("details", "gate-trajectory");
-      // Open beside the answer on wide screens; on a phone the steps would push
-      // the answer far down, so they start folded behind their summary.
-      root.open = !(window.matchMedia && window.matchMedia("(max-width: 640px)").matches);
+      // Open beside the answer only when asked and on a wide screen; on a phone
+      // the steps would push the answer far down.
+      root.open = open && !(window.matchMedia && window.matchMedia("(max-width: 640px)").matches);
       root.appendChild(el("summary", "gate-trajectory__summary"));
       root.appendChild(el("ol", "gate-trajectory__steps"));
       container.appendChild(root);

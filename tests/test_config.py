@@ -135,3 +135,19 @@ class TestPoolSections:
         path.write_text(POOL_OF_TWO + text)
         with pytest.raises(ValueError, match=message):
             load_pool(path)
+
+
+class TestBattlesTrajectory:
+    def test_collapsed_unless_the_pool_file_says_otherwise(self, tmp_path):
+        path = tmp_path / "arena.toml"
+        path.write_text(POOL_OF_TWO)
+        assert load_pool(path).battles.trajectory == "collapsed"
+        for mode in ("after_vote", "open", "collapsed"):
+            path.write_text(POOL_OF_TWO + f'[battles]\ntrajectory = "{mode}"\n')
+            assert load_pool(path).battles.trajectory == mode
+
+    def test_an_unknown_display_is_named_with_the_choices(self, tmp_path):
+        path = tmp_path / "arena.toml"
+        path.write_text(POOL_OF_TWO + '[battles]\ntrajectory = "hidden"\n')
+        with pytest.raises(ValueError, match=r"battles\.trajectory(.|\n)*'collapsed', 'after_vote' or 'open'"):
+            load_pool(path)

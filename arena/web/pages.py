@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 
 from arena.battles import repository
 from arena.config import Settings
-from arena.deps import ServicesDep, SessionDep
+from arena.deps import Services, ServicesDep, SessionDep
 from arena.images.intake import ACCEPTED_LABEL, HEIF_FORMATS
 
 router = APIRouter()
@@ -35,7 +35,7 @@ HEIC_IMAGE_TYPES: tuple[str, ...] = ("image/heic", "image/heif")
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
 def arena_page(request: Request, services: ServicesDep) -> HTMLResponse:
     """The arena: upload, ask, watch two anonymous answers, vote."""
-    page = ArenaPage.of(services.settings, len(services.pool))
+    page = ArenaPage.of(services.settings, services)
     return services.templates.TemplateResponse(request, "arena.html", {"page": page})
 
 
@@ -49,7 +49,7 @@ def battle_page(battle_id: str, request: Request, session: SessionDep, services:
             {"title": "No such battle", "message": "There is no battle at this address. It may have been mistyped."},
             status_code=404,
         )
-    page = ArenaPage.of(services.settings, len(services.pool), battle_id=battle_id)
+    page = ArenaPage.of(services.settings, services, battle_id=battle_id)
     return services.templates.TemplateResponse(request, "arena.html", {"page": page})
 
 
@@ -65,6 +65,10 @@ class ArenaPage:
     )
     accepted_label: str = field(metadata={"help": "The accepted formats in words, e.g. `JPEG, PNG or WebP`"})
     contender_count: int = field(metadata={"help": "Contenders in the pool a battle draws from"})
+    trajectory: str = field(
+        default="collapsed",
+        metadata={"help": "`[battles] trajectory`: how tool steps show before the vote (collapsed, after_vote, open)"},
+    )
     battle_id: str = field(
         default="", metadata={"help": "On `/battle/{id}`: the battle the page resumes or shows; empty on `/`"}
     )
@@ -75,14 +79,15 @@ class ArenaPage:
         return f"{round(self.max_upload_bytes / (1024 * 1024), 1):g}"
 
     @classmethod
-    def of(cls, settings: Settings, contender_count: int, battle_id: str = "") -> ArenaPage:
+    def of(cls, settings: Settings, services: Services, battle_id: str = "") -> ArenaPage:
         return cls(
             example_prompts=EXAMPLE_PROMPTS,
             max_upload_bytes=settings.max_upload_bytes,
             max_prompt_chars=settings.max_prompt_chars,
             accepted_types=accepted_image_types(),
             accepted_label=ACCEPTED_LABEL,
-            contender_count=contender_count,
+            contender_count=len(services.pool),
+            trajectory=services.pool_config.battles.trajectory,
             battle_id=battle_id,
         )
 
