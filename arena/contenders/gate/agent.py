@@ -204,6 +204,8 @@ class _Trajectory:
             for piece in splitter.finish():
                 yield TextDelta(piece)
             turn.answered = splitter.emitted
+            if final and not self.native and not turn.answered:
+                turn.calls = [c for c in [parse_action(turn.text)[1]] if c]  # so the failure says why
             if turn.answered or not final:
                 turn.calls = []  # in a last turn that wrote nothing, the calls say why it failed
 
@@ -325,7 +327,9 @@ class _AnswerSplitter:
     """Decides, as text streams in, which part is the final answer.
 
     Text after a `Final answer:` marker is the answer and streams at once. In a
-    turn that must answer, everything streams (a leading marker is dropped).
+    turn that must answer, everything streams (a leading marker is dropped),
+    except in text mode, where the turn is held to its end and an `Action:` the
+    model still writes is cut off.
     Otherwise the text is held: if the turn ends without a tool call it is the
     answer after all, else it was the thought that led to the call.
     """
@@ -348,6 +352,8 @@ class _AnswerSplitter:
     def feed(self, piece: str) -> list[str]:
         start = max(0, len(self.text) - self.LOOKBACK)
         self.text += piece
+        if self.final and self.fallback:
+            return []  # a text-mode model's last turn may still end in an Action: held to the end
         if not self.answering:
             marker = FINAL_MARKER.search(self.text, start)
             if self.fallback and self._action_at is None:
@@ -370,6 +376,12 @@ class _AnswerSplitter:
         if not self.answering:
             marker = FINAL_MARKER_ANYWHERE.search(self.text)
             self._sent = marker.end() if marker else 0
+            action = ACTION_MARKER.search(self.text, self._sent) if self.fallback else None
+            if action:
+                # a tool call written where none is offered is no part of the answer
+                self.text = self.text[: action.start()].rstrip(" \t\n*_#>")
+                if not marker:
+                    self.text = _strip_thought(self.text)
             self.answering = True
         return self._flush()
 

@@ -359,6 +359,50 @@ class TestTextFallback:
         assert [p["type"] for p in observation["content"]] == ["text", "image_url"]
         assert third["messages"][-1]["content"].startswith("Observation: Error: the Action is not valid JSON")
 
+    @pytest.mark.parametrize(
+        ("last", "expected"),
+        [
+            ('Thought: the plate settles it.\nAction: {"tool": "crop", "arguments": {"box": [0, 0, 1, 1]}}',
+             "the plate settles it."),
+            ('Final answer: Osaka, Japan.\n\nAction: {"tool": "crop", "arguments": {"box": [0, 0, 1, 1]}}',
+             "Osaka, Japan."),
+            ("Final answer: Osaka, Japan: the plates are Japanese.", "Osaka, Japan: the plates are Japanese."),
+        ],
+    )  # fmt: skip
+    async def test_an_action_on_the_last_turn_is_no_part_of_the_answer(
+        self, scripted: Any, street_jpeg: ContenderImage, store: ImageStore, last: str, expected: str
+    ) -> None:
+        first = 'Action: {"tool": "crop", "arguments": {"box": [0.5, 0.5, 1, 1]}}'
+        server = scripted([Turn(first), Turn(last)])
+
+        async def body(s: Scripted) -> Any:
+            settings = GateSettings(max_turns=2)
+            return await run(
+                GateContender("m+gate", s.model(native=False), image_tools(), settings, store), street_jpeg
+            )
+
+        steps, answer, _ = await with_server(server, body)
+        assert [s.tool for s in steps] == ["crop"]
+        assert answer == expected and "Action" not in answer
+
+    async def test_an_action_alone_on_the_last_turn_fails_without_naming_the_contender(
+        self, scripted: Any, street_jpeg: ContenderImage, store: ImageStore
+    ) -> None:
+        action = 'Action: {"tool": "crop", "arguments": {"box": [0.5, 0.5, 1, 1]}}'
+        server = scripted([Turn(action), Turn(action)])
+
+        async def body(s: Scripted) -> Any:
+            agent = GateContender(
+                "secret-9+gate", s.model(native=False), image_tools(), GateSettings(max_turns=2), store
+            )
+            return await run(agent, street_jpeg)
+
+        with pytest.raises(ContenderError) as failure:
+            await with_server(server, body)
+        assert failure.value.message == (
+            "The model called a tool where none is offered and gave no final answer after 2 turns and 1 tool calls."
+        )
+
     def test_parse_action_variants(self) -> None:
         thought, call, error = parse_action(
             'Thought: hm\n**Action:** ```json\n{"name": "crop", "args": {"box": [0,0,1,1]}}\n```'
