@@ -21,7 +21,7 @@ Each measurement runs in a fresh child process, so its peak resident
 memory (ru_maxrss, which includes the vote arrays themselves) is its own.
 `snapshot s` is wall time, `cpu s` the process's CPU time (a fairer figure
 on a shared machine); the load average is printed first.
-Simulated votes: 100 contenders with normal strengths, five style features
+Simulated votes: 100 contenders with normal strengths, six style features
 per answer drawn around realistic counts, a known style effect, 10% ties.
 The real line expands `../shared/data/chatbot-arena-20240814/pair_counts.json`
 (1.67M Chatbot Arena votes among 129 models) into one row per vote; it has
@@ -48,7 +48,7 @@ REAL_DATA = (
 )
 REAL_DATA_FALLBACK = Path("/work/shared/data/chatbot-arena-20240814/pair_counts.json")
 STYLE_EFFECT = np.array([0.5, 0.1, -0.15, -0.1, 0.06])
-FEATURE_MEANS = np.array([350.0, 4.0, 2.0, 3.0, 0.5])
+FEATURE_MEANS = np.array([350.0, 4.0, 2.0, 3.0, 0.5, 1.0])  # FEATURES order; tools: GATE sides only, on average
 
 
 def main() -> None:
@@ -151,8 +151,8 @@ def _simulated_votes(size: int, contenders: int):  # type: ignore[no-untyped-def
     strength = rng.normal(0, 0.8, contenders)
     a = rng.integers(0, contenders, size)
     b = (a + rng.integers(1, contenders, size)) % contenders
-    features_a = rng.poisson(FEATURE_MEANS, (size, 5)).astype(np.float64)
-    features_b = rng.poisson(FEATURE_MEANS, (size, 5)).astype(np.float64)
+    features_a = rng.poisson(FEATURE_MEANS, (size, len(FEATURE_MEANS))).astype(np.float64)
+    features_b = rng.poisson(FEATURE_MEANS, (size, len(FEATURE_MEANS))).astype(np.float64)
     z, _, _ = standardize(style_differences(features_a, features_b))
     p = 1 / (1 + np.exp(-(strength[a] - strength[b] + z @ STYLE_EFFECT)))
     del z
@@ -201,8 +201,8 @@ def _real_votes():  # type: ignore[no-untyped-def]
     order = rng.permutation(a.size)  # the file has no time order; Elo replays a random one
     a, b, outcome = a[order], b[order], outcome[order]
     size = a.size
-    features_a = rng.poisson(FEATURE_MEANS, (size, 5)).astype(np.float64)
-    features_b = rng.poisson(FEATURE_MEANS, (size, 5)).astype(np.float64)
+    features_a = rng.poisson(FEATURE_MEANS, (size, len(FEATURE_MEANS))).astype(np.float64)
+    features_b = rng.poisson(FEATURE_MEANS, (size, len(FEATURE_MEANS))).astype(np.float64)
     log = VoteLog(
         list(data["models"]), a, b, outcome, features_a, features_b, np.arange(size, dtype=np.float64), {}, {}
     )

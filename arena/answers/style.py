@@ -1,7 +1,11 @@
 """Style counts of an answer: what a reader sees before reading.
 
 `style_features(text)` counts length, list items, headers, emphasis and GPS
-coordinate mentions. Markdown is counted on markdown-it's token stream, the
+coordinate mentions. `feature_vector` turns those counts into the style fit's
+features, plus one that is not in the text: the tool calls behind the answer
+(`tool_calls`, the length of a GATE side's trajectory, 0 for a plain one), so
+the fit measures what seeing tools used does to a vote instead of leaving it
+in the ratings. Markdown is counted on markdown-it's token stream, the
 parse the page renders, so code (fenced, indented or inline) never counts as
 headers, lists or emphasis.
 
@@ -23,7 +27,7 @@ from markdown_it.token import Token
 
 from arena.answers.markdown import PARSER
 
-FEATURES = ("length", "list", "header", "emphasis", "gps")
+FEATURES = ("length", "list", "header", "emphasis", "gps", "tools")
 
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 HEADER_TAGS = tuple(f"h{i}" for i in range(1, 7))
@@ -86,14 +90,16 @@ def style_features(text: str) -> dict[str, Any]:
     }
 
 
-def feature_vector(counts: dict[str, Any]) -> tuple[float, float, float, float, float]:
-    """The five style features (FEATURES order) from `style_features` counts."""
+def feature_vector(counts: dict[str, Any]) -> tuple[float, float, float, float, float, float]:
+    """The style features (FEATURES order) from `style_features` counts and
+    the side's `tool_calls` (absent: none)."""
     return (
         float(counts.get("tokens", 0)),
         float(sum(counts.get("list_count", {}).values())),
         float(sum(counts.get("header_count", {}).values())),
         float(sum(counts.get("bold_count", {}).values()) + sum(counts.get("italic_count", {}).values())),
         float(counts.get("gps_count", 0)),
+        float(counts.get("tool_calls", 0)),
     )
 
 

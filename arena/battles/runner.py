@@ -406,7 +406,8 @@ class BattleRun:
         side.status = "done"
         side.latency_ms = int((time.monotonic() - side.started) * 1000)
         # markdown and style counts of a long answer are CPU work: off the event loop
-        side.style, html = await asyncio.to_thread(lambda: (style_features(answer), render_markdown(answer)))
+        counts, html = await asyncio.to_thread(lambda: (style_features(answer), render_markdown(answer)))
+        side.style = {**counts, "tool_calls": len(side.steps)}  # the style fit's tool-use feature
         await asyncio.to_thread(self._persist_side, side)
         self._report(side, ok=True)
         if self.runs.hooks.on_side_timing is not None:

@@ -38,6 +38,8 @@ RANK_COLUMNS = (
     "language_code",
     "gps_count_a",
     "gps_count_b",
+    "tool_calls_a",
+    "tool_calls_b",
     "gate_a",
     "gate_b",
     "categories",

@@ -97,6 +97,8 @@ class CleanBattleRow(TypedDict):
     gps_count_b: int
     gate_a: bool
     gate_b: bool
+    tool_calls_a: int  # tool calls behind the answer (GATE's trajectory), 0 for a plain side
+    tool_calls_b: int
     categories: list[str]
     flags: list[str]
     battle_status: str

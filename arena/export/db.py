@@ -41,9 +41,13 @@ class Side:
     text: str
     style: dict[str, Any] | None = None  # stored counts; None: count them from `text`
     commitment: dict[str, Any] | None = None  # where the answer commits to (arena.geo.commitment)
+    tool_calls: int = 0  # steps of its trajectory (imported answers have none stored)
 
     def counts(self) -> dict[str, Any]:
-        return self.style if self.style is not None else style_features(self.text)
+        """Style counts of the answer with the tool calls behind it: as stored
+        (the runner and the importer store both), else counted here."""
+        counts = self.style if self.style is not None else style_features(self.text)
+        return counts if "tool_calls" in counts else {**counts, "tool_calls": self.tool_calls}
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,8 @@ SIDE_COLUMNS = (
     Response.text,
     Response.style,
     Response.commitment,
+    # counted by the database: the steps themselves (observations and all) stay there
+    func.coalesce(func.json_array_length(Response.trajectory), 0),
 )
 LABEL_COLUMNS = (
     BattleLabel.battle_id,
@@ -132,8 +138,8 @@ def iter_voted_battles(session: Session, *, since: datetime | None = None, page:
             return
         ids = [row[4] for row in rows]
         sides = {
-            (battle_id, side): Side(rid, contender, bool(gate), status, text or "", style, commitment)
-            for battle_id, side, rid, contender, gate, status, text, style, commitment in session.execute(
+            (battle_id, side): Side(rid, contender, bool(gate), status, text or "", style, commitment, tools)
+            for battle_id, side, rid, contender, gate, status, text, style, commitment, tools in session.execute(
                 select(*SIDE_COLUMNS).where(Response.battle_id.in_(ids))
             )
         }

@@ -118,6 +118,8 @@ def to_row(vote: ExportVote) -> CleanBattleRow:
         "gps_count_b": int(vote.counts_b.get("gps_count", 0)),
         "gate_a": vote.gate_a,
         "gate_b": vote.gate_b,
+        "tool_calls_a": int(vote.counts_a.get("tool_calls", 0)),
+        "tool_calls_b": int(vote.counts_b.get("tool_calls", 0)),
         "categories": list(vote.categories),
         "flags": list(vote.flags),
         "battle_status": vote.battle_status,
@@ -192,11 +194,12 @@ def side_counts(row: Mapping[str, Any], side: str) -> dict[str, Any]:
         "bold_count": dict(meta.get(f"bold_count_{side}") or {}),
         "italic_count": dict(meta.get(f"italic_count_{side}") or {}),
         "gps_count": row.get(f"gps_count_{side}", 0) or 0,
+        "tool_calls": row.get(f"tool_calls_{side}", 0) or 0,
     }
 
 
 def row_features(row: Mapping[str, Any]) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
-    """The five style features of each side, or None without conv_metadata."""
+    """The style features of each side, or None without conv_metadata."""
     if not row.get("conv_metadata"):
         return None
     return feature_vector(side_counts(row, "a")), feature_vector(side_counts(row, "b"))
@@ -245,7 +248,7 @@ def validate_row(row: Any) -> list[str]:
         value = row.get(key)
         if value is not None and not isinstance(value, bool):
             problems.append(f"{key} must be true or false")
-    for key in ("gps_count_a", "gps_count_b"):
+    for key in ("gps_count_a", "gps_count_b", "tool_calls_a", "tool_calls_b"):
         value = row.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             problems.append(f"{key} must be a whole number >= 0")

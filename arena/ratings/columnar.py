@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from arena.answers.style import FEATURES
 from arena.db.tables import BATTLE_STATUSES
 from arena.export.contract import HEADERS
 from arena.export.format import (
@@ -70,7 +71,11 @@ def log_from_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]] | None:
     gate_b = _bools(kept_col("gate_b"))
     n = len(contenders)
     is_gate = (np.bincount(a, gate_a, n) + np.bincount(b, gate_b, n)) > 0
-    features_a, features_b = _features(kept_col("conv_metadata"), kept_col("gps_count_a"), kept_col("gps_count_b"))
+    features_a, features_b = _features(
+        kept_col("conv_metadata"),
+        (kept_col("gps_count_a"), kept_col("tool_calls_a")),
+        (kept_col("gps_count_b"), kept_col("tool_calls_b")),
+    )
     tstamp = pc.fill_null(kept_col("tstamp"), 0.0).to_numpy(zero_copy_only=False).astype(np.float64)
     propensity = pc.fill_null(kept_col("propensity"), math.nan).to_numpy(zero_copy_only=False).astype(np.float64)
     voter, voters = _voters(kept_col("judge"))
@@ -130,7 +135,7 @@ def _valid(col: dict[str, pa.Array]) -> bool:
     if "propensity" in col:
         propensity = col["propensity"]
         checks.append(pc.all(pc.and_(pc.greater(propensity, 0.0), pc.less_equal(propensity, 1.0))))
-    for name in ("gps_count_a", "gps_count_b"):
+    for name in ("gps_count_a", "gps_count_b", "tool_calls_a", "tool_calls_b"):
         if name in col:
             checks.append(pc.all(pc.greater_equal(col[name], 0)))
     for name in ("categories", "flags"):
@@ -186,19 +191,22 @@ def _bools(array: pa.Array) -> np.ndarray:
     return np.asarray(pc.fill_null(array, False).to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
-def _features(meta: pa.Array, gps_a: pa.Array, gps_b: pa.Array) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The five style features per side, as `style.feature_vector(format.side_counts(row))`;
-    None when any vote has no conv_metadata (as the row path decides)."""
+def _features(
+    meta: pa.Array, counts_a: tuple[pa.Array, pa.Array], counts_b: tuple[pa.Array, pa.Array]
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The style features per side, as `style.feature_vector(format.side_counts(row))`,
+    from conv_metadata and each side's (gps_count, tool_calls) columns; None
+    when any vote has no conv_metadata (as the row path decides)."""
     if meta.null_count or len(meta) == 0:
         return None, None
     out = []
-    for side, gps in (("a", gps_a), ("b", gps_b)):
+    for side, (gps, tools) in (("a", counts_a), ("b", counts_b)):
 
         def field(*path: str) -> np.ndarray:
             value = pc.struct_field(meta, list(path))
             return np.asarray(pc.fill_null(value, 0).to_numpy(zero_copy_only=False), dtype=np.float64)
 
-        features = np.empty((len(meta), 5))
+        features = np.empty((len(meta), len(FEATURES)))
         features[:, 0] = field(f"sum_assistant_{side}_tokens")
         features[:, 1] = sum(field(f"list_count_{side}", k) for k in _GROUPS["list_count"])
         features[:, 2] = sum(field(f"header_count_{side}", k) for k in HEADERS)
@@ -206,6 +214,7 @@ def _features(meta: pa.Array, gps_a: pa.Array, gps_b: pa.Array) -> tuple[np.ndar
             field(f"italic_count_{side}", k) for k in _GROUPS["italic_count"]
         )
         features[:, 4] = pc.fill_null(gps, 0).to_numpy(zero_copy_only=False).astype(np.float64)
+        features[:, 5] = pc.fill_null(tools, 0).to_numpy(zero_copy_only=False).astype(np.float64)
         out.append(features)
     return out[0], out[1]
 

@@ -40,7 +40,7 @@ class VoteLog:
     a: IntArray
     b: IntArray
     outcome: FloatArray
-    features_a: FloatArray | None = None  # (N, 5) in FEATURES order
+    features_a: FloatArray | None = None  # (N, len(FEATURES)) in FEATURES order
     features_b: FloatArray | None = None
     tstamp: FloatArray | None = None
     gate: dict[str, bool] = field(default_factory=dict)  # contender -> GATE-equipped

@@ -2,7 +2,7 @@
 `arena.answers.style`.
 
 The fit (GeoArena's style control, as in Chatbot Arena): one logistic
-regression over contender indicators and the five features of each battle,
+regression over contender indicators and the style features of each battle (FEATURES),
 each taken as (a - b) / (a + b + 1) and z-scored. The coefficients say how
 much a unit (one standard deviation) of each feature moves the vote; the
 contender strengths are the ratings with style held equal.

@@ -80,6 +80,9 @@ class TestStyleFeatures:
 
     def test_feature_vector_sums_each_family(self):
         counts = style_features(ANSWER)
-        length, lists, headers, emphasis, gps = feature_vector(counts)
-        assert (lists, headers, emphasis, gps) == (5.0, 2.0, 4.0, 2.0)
+        length, lists, headers, emphasis, gps, tools = feature_vector(counts)
+        assert (lists, headers, emphasis, gps, tools) == (5.0, 2.0, 4.0, 2.0, 0.0)
         assert length == counts["tokens"]
+
+    def test_the_tool_calls_behind_an_answer_are_the_last_feature(self):
+        assert feature_vector({**style_features("Japan."), "tool_calls": 7})[-1] == 7.0

@@ -50,6 +50,8 @@ def full_row(i: int, *, answers: bool = True) -> CleanBattleRow:
         "gps_count_b": 0,
         "gate_a": False,
         "gate_b": True,
+        "tool_calls_a": 0,
+        "tool_calls_b": 3 + i,
         "categories": ["landmark", "=formula"],
         "flags": [],
         "battle_status": "voted",

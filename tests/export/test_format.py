@@ -46,6 +46,8 @@ def row(i: int = 0, **over) -> dict:
         "gps_count_b": 0,
         "gate_a": False,
         "gate_b": True,
+        "tool_calls_a": 0,
+        "tool_calls_b": 2,
         "categories": ["landmark"],
         "flags": [],
         "battle_status": "voted",
@@ -80,7 +82,7 @@ class TestRow:
     def test_features_survive_the_row(self):
         fa, fb = row_features(row())
         assert fa == feature_vector(style_features(ANSWER_A))
-        assert fb == feature_vector(style_features(ANSWER_B))
+        assert fb == feature_vector({**style_features(ANSWER_B), "tool_calls": 2})
 
     def test_language_names_follow_fastchat(self):
         assert language_name("en") == "English" and language_name("ja") == "Japanese"

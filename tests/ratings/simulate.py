@@ -7,7 +7,7 @@ from scipy.special import expit
 
 from arena.ratings.style import standardize, style_differences
 
-FEATURE_MEANS = np.array([300.0, 4.0, 2.0, 3.0, 0.5])
+FEATURE_MEANS = np.array([300.0, 4.0, 2.0, 3.0, 0.5, 1.0])  # FEATURES order
 
 
 def simulate(
@@ -23,8 +23,8 @@ def simulate(
     n = strengths.size
     a = rng.integers(0, n, votes)
     b = (a + rng.integers(1, n, votes)) % n
-    features_a = rng.poisson(FEATURE_MEANS, (votes, 5)).astype(float)
-    features_b = rng.poisson(FEATURE_MEANS, (votes, 5)).astype(float)
+    features_a = rng.poisson(FEATURE_MEANS, (votes, FEATURE_MEANS.size)).astype(float)
+    features_b = rng.poisson(FEATURE_MEANS, (votes, FEATURE_MEANS.size)).astype(float)
     margin = strengths[a] - strengths[b]
     if style_effect is not None:
         z, _, _ = standardize(style_differences(features_a, features_b))

@@ -7,8 +7,10 @@ import re
 
 from sqlalchemy import select
 
+from arena.answers.style import style_features
 from arena.db.session import make_engine, make_sessionmaker
-from arena.db.tables import LeaderboardSnapshot
+from arena.db.tables import LeaderboardSnapshot, Response
+from arena.export.db import export_rows
 from arena.ratings.job import log_from_database, rank_database
 from arena.ratings.leaderboard import RankOptions
 from arena.ratings.snapshot import EMPTY_MESSAGE
@@ -41,6 +43,27 @@ class TestRankDatabase:
             stored = session.scalars(select(LeaderboardSnapshot)).one()
             assert stored.votes_used == 12 and stored.payload["leaderboard"] == snapshot["leaderboard"]
 
+    def test_the_tool_use_feature_counts_each_sides_trajectory(self, database_url):
+        sessions = sessions_for(database_url)
+        with sessions() as session:
+            battle_id = add_voted_battle(session, "geo-large", "geo-small+gate", "b")
+            gate_side = session.scalars(
+                select(Response).where(Response.battle_id == battle_id, Response.side == "b")
+            ).one()
+            # stored before the runner kept tool_calls with the style counts: counted from the trajectory
+            gate_side.trajectory = [{"tool": "crop"}, {"tool": "web_search"}, {"tool": "visit"}]
+            session.commit()
+            log, _ = log_from_database(session)
+            assert log.features_a is not None and log.features_b is not None
+            assert (log.features_a[0][-1], log.features_b[0][-1]) == (0.0, 3.0)
+            row = next(export_rows(session))
+            assert (row["tool_calls_a"], row["tool_calls_b"]) == (0, 3)
+            # the runner's stored count wins over the trajectory's length
+            gate_side.style = {**style_features(gate_side.text), "tool_calls": 5}
+            session.commit()
+            log, _ = log_from_database(session)
+            assert log.features_b is not None and log.features_b[0][-1] == 5.0
+
     def test_style_features_come_from_the_final_answers(self, database_url):
         sessions = sessions_for(database_url)
         with sessions() as session:
@@ -48,9 +71,9 @@ class TestRankDatabase:
             session.commit()
             log, _ = log_from_database(session)
         assert log.features_a is not None and log.features_b is not None
-        # geo-large: 1 header, 2 list items, 1 bold, 1 GPS mention; geo-small: plain prose
-        assert log.features_a[0][1:].tolist() == [2.0, 1.0, 1.0, 1.0]
-        assert log.features_b[0][1:].tolist() == [0.0, 0.0, 0.0, 0.0]
+        # geo-large: 1 header, 2 list items, 1 bold, 1 GPS mention, no tools; geo-small: plain prose
+        assert log.features_a[0][1:].tolist() == [2.0, 1.0, 1.0, 1.0, 0.0]
+        assert log.features_b[0][1:].tolist() == [0.0, 0.0, 0.0, 0.0, 0.0]
 
 
 class TestLeaderboardApi:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from arena.answers.style import FEATURES
 from arena.app import create_app
 from arena.config import Settings
 from arena.db.migrate import upgrade
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def snapshot_for(contenders: int, votes: int, seed: int) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     a, b, y, fa, fb = simulate(
-        rng.normal(0, 0.7, contenders), votes, rng, style_effect=np.array([0.4, 0.1, -0.1, -0.1, 0.05])
+        rng.normal(0, 0.7, contenders), votes, rng, style_effect=np.array([0.4, 0.1, -0.1, -0.1, 0.05, 0.2])
     )
     names = [f"{'gpt-4o' if i == 0 else 'contender'}-{i:02d}{'+gate' if i % 3 == 0 else ''}" for i in range(contenders)]
     languages = {
@@ -93,7 +94,7 @@ class TestLeaderboardInBrowser:
             assert page.locator("#lb-heat rect").count() == 100 * 100
             page.select_option("#lb-cat", index=1)
             assert page.locator("#lb-cat-table tbody tr").count() >= 2
-            assert page.locator("#lb-coef tbody tr").count() == 5
+            assert page.locator("#lb-coef tbody tr").count() == len(FEATURES)
             context.close()
 
             context, page, _, errors = open_page(chromium, base, phone=True)

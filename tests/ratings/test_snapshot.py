@@ -56,8 +56,8 @@ def two_contender_log() -> VoteLog:
             "geo-large",
             "geo-small+gate",
             1.0,
-            features_a=(50, 0, 0, 0, 1),
-            features_b=(10, 0, 0, 0, 0),
+            features_a=(50, 0, 0, 0, 1, 0),
+            features_b=(10, 0, 0, 0, 0, 0),
             tstamp=i,
             gate_b=True,
             language="en",
@@ -66,8 +66,8 @@ def two_contender_log() -> VoteLog:
         "geo-small+gate",
         "geo-large",
         1.0,
-        features_a=(40, 1, 0, 0, 1),
-        features_b=(45, 0, 0, 0, 0),
+        features_a=(40, 1, 0, 0, 1, 0),
+        features_b=(45, 0, 0, 0, 0, 0),
         tstamp=3,
         gate_a=True,
         language="fr",
@@ -88,7 +88,14 @@ class TestSnapshot:
         names = {c["name"]: c for c in snap["categories"]}
         assert names["language:en"]["votes"] == 3 and names["language:en"]["too_few_votes"] is True
         assert names["gate vs plain"]["votes"] == 4
-        assert [c["feature"] for c in snap["style"]["coefficients"]] == ["length", "list", "header", "emphasis", "gps"]
+        assert [c["feature"] for c in snap["style"]["coefficients"]] == [
+            "length",
+            "list",
+            "header",
+            "emphasis",
+            "gps",
+            "tools",
+        ]
 
     def test_a_separated_style_fit_is_flagged_in_words(self):
         # Here the longer answer always wins: length separates the votes perfectly.

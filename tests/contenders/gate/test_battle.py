@@ -73,4 +73,5 @@ class TestGateBattle:
                 assert response.gate is True
                 assert response.text == "**Tokyo, Japan** (Japanese plate, left-hand traffic)."
                 assert [s["tool"] for s in response.trajectory] == ["super_resolution"]
+                assert response.style is not None and response.style["tool_calls"] == 1  # the tool-use style feature
                 assert response.trajectory[0]["image_refs"] == step["image_refs"]
