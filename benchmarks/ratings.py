@@ -7,6 +7,7 @@ online Elo, the win-rate matrices and per-category leaderboards.
     .venv/bin/python benchmarks/ratings.py                # 100k, 1M, 3M simulated + real
     .venv/bin/python benchmarks/ratings.py --sizes 100000 --no-real
     .venv/bin/python benchmarks/ratings.py --command --sizes 1000000 --formats parquet jsonl
+    .venv/bin/python benchmarks/ratings.py --command --sizes 1000000 --databases sqlite postgres
 
 `--command` times what a user waits for instead: each set of votes is written
 once as an export file (Parquet, JSONL or CSV), then three fresh processes
@@ -16,6 +17,14 @@ read it: `read s` only reads the columns ranking needs (the floor),
 start, imports, reading, every fit, writing the JSON), with its peak
 resident memory. Simulated files carry style metadata (conv_metadata); the
 real Chatbot Arena file is plain (no conv_metadata).
+
+`--databases sqlite postgres` also loads the same votes into a fresh
+database of each kind (voted battles with both answers; style counts stored
+as the battle runner stores them, none for plain votes, as `arena import`
+stores FastChat rows) and times `arena rank --output OUT` reading it:
+`read s` is then `export.vote_table.read_vote_table` (the database's
+floor), `command s` the whole command, which also runs the voter screening
+write-back and the anonymity audit the database path does.
 
 Each measurement runs in a fresh child process, so its peak resident
 memory (ru_maxrss, which includes the vote arrays themselves) is its own.
@@ -60,11 +69,23 @@ def main() -> None:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--command", action="store_true", help="time the whole `arena rank --input` command")
     parser.add_argument("--formats", nargs="*", default=["parquet"], choices=["parquet", "jsonl", "csv"])
+    parser.add_argument(
+        "--databases",
+        nargs="*",
+        default=[],
+        choices=["sqlite", "postgres"],
+        help="with --command: also load the votes into each database and time `arena rank` from it",
+    )
+    parser.add_argument("--postgres", default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--child-read-db", help=argparse.SUPPRESS)
     parser.add_argument("--child-read", help=argparse.SUPPRESS)
     parser.add_argument("--child-library", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_read:
         print(json.dumps(_time_read(Path(args.child_read))))
+        return
+    if args.child_read_db:
+        print(json.dumps(_time_read_database(args.child_read_db)))
         return
     if args.child_library:
         print(json.dumps(_time_library(Path(args.child_library), args.rounds)))
@@ -236,6 +257,22 @@ def _command_table(args: argparse.Namespace) -> None:
                     f"{command_cpu / read['read_cpu']:>10.1f} {peak_mb:>11.0f}"
                 )
                 path.unlink()
+            for kind in args.databases:
+                url, drop = _fresh_database(kind, Path(folder), args.postgres)
+                try:
+                    load_s = _load_database(url, log, with_style)
+                    read = _child("--child-read-db", url)
+                    command_s, command_cpu, peak_mb = _run_command(
+                        arena, None, Path(folder) / "snapshot.json", args.rounds, database=url
+                    )
+                    print(
+                        f"{log.size:>10,} {'yes' if with_style else 'no':>5} {kind:>7} {'':>6} "
+                        f"{read['read_s']:>7.2f} {read['read_cpu']:>8.2f} {library['library_s']:>9.2f} "
+                        f"{library['library_cpu']:>8.2f} {command_s:>9.2f} {command_cpu:>8.2f} "
+                        f"{command_cpu / read['read_cpu']:>10.1f} {peak_mb:>11.0f}  (loaded in {load_s:.0f} s)"
+                    )
+                finally:
+                    drop()
             del log
 
 
@@ -244,8 +281,11 @@ def _child(*args: str) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _run_command(arena: Path, path: Path, output: Path, rounds: int) -> tuple[float, float, float]:
-    """Wall time, CPU time and peak RSS of `arena rank --input`, measured by a small wrapper process."""
+def _run_command(
+    arena: Path, path: Path | None, output: Path, rounds: int, *, database: str | None = None
+) -> tuple[float, float, float]:
+    """Wall time, CPU time and peak RSS of `arena rank --input FILE` (or, with
+    `database`, of `arena rank` reading that database), measured by a small wrapper process."""
     wrapper = (
         "import resource, subprocess, sys, time\n"
         "t = time.perf_counter()\n"
@@ -254,6 +294,9 @@ def _run_command(arena: Path, path: Path, output: Path, rounds: int) -> tuple[fl
         "print(time.perf_counter() - t, u.ru_utime + u.ru_stime, u.ru_maxrss / 1024)\n"
     )
     env = {**os.environ, "ARENA_CONFIG": "/nonexistent/arena.toml"}
+    if database is not None:
+        env["ARENA_DATABASE_URL"] = database
+    source = ["--input", str(path)] if path is not None else []
     out = subprocess.run(
         [
             sys.executable,
@@ -261,8 +304,7 @@ def _run_command(arena: Path, path: Path, output: Path, rounds: int) -> tuple[fl
             wrapper,
             str(arena),
             "rank",
-            "--input",
-            str(path),
+            *source,
             "--output",
             str(output),
             "--rounds",
@@ -288,6 +330,139 @@ def _time_read(path: Path) -> dict[str, Any]:
     table = read_vote_table(path)
     assert table is not None, "the file did not take the columnar path"
     return {"read_s": time.perf_counter() - start, "read_cpu": time.process_time() - cpu}
+
+
+def _time_read_database(url: str) -> dict[str, Any]:
+    """The floor from a database: its votes read as ranking's columns."""
+    import pyarrow.csv  # noqa: F401 (imports are not part of the floor)
+
+    from arena.db.session import make_engine, make_sessionmaker
+    from arena.export.vote_table import read_vote_table
+
+    engine = make_engine(url)
+    with make_sessionmaker(engine)() as session:
+        session.connection()
+        start, cpu = time.perf_counter(), time.process_time()
+        read_vote_table(session)
+        took = {"read_s": time.perf_counter() - start, "read_cpu": time.process_time() - cpu}
+    engine.dispose()
+    return took
+
+
+def _fresh_database(kind: str, folder: Path, postgres: str):  # type: ignore[no-untyped-def]
+    """(url, drop) of a new database at the schema's head."""
+    from sqlalchemy.engine import make_url
+
+    from arena.db.migrate import upgrade
+
+    if kind == "sqlite":
+        path = folder / "bench.db"
+        path.unlink(missing_ok=True)
+        url = f"sqlite:///{path}"
+        upgrade(url)
+        return url, lambda: path.unlink(missing_ok=True)
+    import psycopg
+
+    admin = make_url(postgres)
+    name = f"geoarena_bench_{os.getpid()}"
+    dsn = admin.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = admin.set(database=name).render_as_string(hide_password=False)
+    upgrade(url)
+
+    def drop() -> None:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    return url, drop
+
+
+def _load_database(url: str, log, with_style: bool) -> float:  # type: ignore[no-untyped-def]
+    """Write the votes as voted battles with both answers (style counts as the
+    runner stores them; none for plain votes, as `arena import` stores FastChat
+    rows), in bulk: COPY into PostgreSQL, executemany into SQLite."""
+    start = time.perf_counter()
+    sha = "0" * 64
+    n = log.size
+    names = np.asarray(log.contenders, dtype=object)
+    # times as SQLAlchemy writes them into SQLite (UTC, no zone), and with the zone for PostgreSQL
+    when = np.char.replace(np.datetime_as_string((log.tstamp * 1e6).astype("datetime64[us]"), unit="us"), "T", " ")
+    if not url.startswith("sqlite"):
+        when = np.char.add(when, "+00")
+    choice = np.array(["b", "tie", "a"])[np.rint(log.outcome * 2).astype(int)]
+    gate = np.array([log.gate.get(c, False) for c in log.contenders])
+    voters = np.asarray(log.voters, dtype=object)[log.voter] if log.voters else np.full(n, "", dtype=object)
+    language = np.full(n, "", dtype=object)
+    for key, rows in log.categories.items():
+        if key.startswith("language:"):
+            language[rows] = key.removeprefix("language:")
+
+    def style(f) -> str:  # type: ignore[no-untyped-def]
+        return (
+            f'{{"tokens": {int(f[0])}, "header_count": {{"h1": {int(f[2])}, "h2": 0, "h3": 0, "h4": 0, "h5": 0, '
+            f'"h6": 0}}, "list_count": {{"ordered": {int(f[1])}, "unordered": 0}}, "bold_count": {{"**": '
+            f'{int(f[3])}, "__": 0}}, "italic_count": {{"*": 0, "_": 0}}, "gps_count": {int(f[4])}}}'
+        )
+
+    def battles(lo: int, hi: int):  # type: ignore[no-untyped-def]
+        for i in range(lo, hi):
+            bid = f"{i:032x}"
+            t = when[i]
+            yield (bid, t, t, "", sha, names[log.a[i]], names[log.b[i]], "voted", language[i] or None, "[]", "[]", "")
+
+    def responses(lo: int, hi: int):  # type: ignore[no-untyped-def]
+        for i in range(lo, hi):
+            bid, t = f"{i:032x}", when[i]
+            for side, c, f in (("a", log.a[i], log.features_a), ("b", log.b[i], log.features_b)):
+                yield (bid, side, names[c], bool(gate[c]), "done", "", "[]", style(f[i]) if with_style else None, t)
+
+    def votes(lo: int, hi: int):  # type: ignore[no-untyped-def]
+        for i in range(lo, hi):
+            yield (f"{i:032x}", choice[i], voters[i], when[i])
+
+    tables = {
+        "battles": "id, created_at, updated_at, prompt, image_sha256, model_a, model_b, status, language, "
+        "categories, flags, client_hash",
+        "responses": "battle_id, side, contender, gate, status, text, trajectory, style, finished_at",
+        "votes": "battle_id, choice, voter_hash, created_at",
+    }
+    makers = {"battles": battles, "responses": responses, "votes": votes}
+    step = 200_000
+    if url.startswith("sqlite"):
+        import sqlite3
+
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"))
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(
+            "INSERT INTO images (sha256, width, height, size_bytes, created_at) VALUES (?, 0, 0, 0, ?)", (sha, when[0])
+        )
+        for table, columns in tables.items():
+            marks = ", ".join("?" * len(columns.split(",")))
+            for lo in range(0, n, step):
+                conn.executemany(
+                    f"INSERT INTO {table} ({columns}) VALUES ({marks})", makers[table](lo, min(n, lo + step))
+                )
+        conn.commit()
+        conn.close()
+    else:
+        import psycopg
+        from sqlalchemy.engine import make_url
+
+        dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        with psycopg.connect(dsn) as conn:
+            conn.execute(
+                "INSERT INTO images (sha256, width, height, size_bytes, created_at) VALUES (%s, 0, 0, 0, %s)",
+                (sha, when[0]),
+            )
+            for table, columns in tables.items():
+                with conn.cursor().copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                    for lo in range(0, n, step):
+                        for row in makers[table](lo, min(n, lo + step)):
+                            copy.write_row(row)
+            conn.execute("ANALYZE")
+    return time.perf_counter() - start
 
 
 def _time_library(path: Path, rounds: int) -> dict[str, Any]:

@@ -207,14 +207,24 @@ def export_vote(item: VotedBattle, *, answers: bool = False) -> ExportVote:
 
 
 def battle_truth(item: VotedBattle) -> Truth:
+    """What an export may say about a vote's label and answers (`label_truth`)."""
+    return label_truth(
+        item.side_a.commitment if item.side_a else None,
+        item.side_b.commitment if item.side_b else None,
+        item.label,
+    )
+
+
+def label_truth(
+    commitment_a: dict[str, Any] | None, commitment_b: dict[str, Any] | None, label: LabelPoint | None
+) -> Truth:
     """Distances from each answer's commitment to the label, rounded to the
     label's precision (finer digits would only be noise, and would say more
     about the point than the label holds); the label's coordinates stay here."""
-    commit_a = Commitment.from_json(item.side_a.commitment) if item.side_a else None
-    commit_b = Commitment.from_json(item.side_b.commitment) if item.side_b else None
+    commit_a = Commitment.from_json(commitment_a)
+    commit_b = Commitment.from_json(commitment_b)
     country_a = commit_a.country_code if commit_a else None
     country_b = commit_b.country_code if commit_b else None
-    label = item.label
     if label is None:
         return Truth(None, None, None, None, country_a, country_b)
     step = max(label.precision_km, 0.1)

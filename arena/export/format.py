@@ -279,7 +279,7 @@ def validate_row(row: Any) -> list[str]:
     return problems
 
 
-_CONTINENT_NAMES = ("Africa", "Antarctica", "Asia", "Europe", "North America", "Oceania", "South America")
+CONTINENT_NAMES = ("Africa", "Antarctica", "Asia", "Europe", "North America", "Oceania", "South America")
 
 
 def _check_truth(row: Mapping[str, Any]) -> list[str]:
@@ -295,8 +295,8 @@ def _check_truth(row: Mapping[str, Any]) -> list[str]:
         if value not in (None, "") and (not isinstance(value, str) or not re.fullmatch(r"[A-Z]{2}", value)):
             problems.append(f"{key} must be an ISO 3166-1 alpha-2 code such as JP, or null")
     continent = row.get("continent")
-    if continent not in (None, "") and continent not in _CONTINENT_NAMES:
-        problems.append(f"continent must be one of {', '.join(_CONTINENT_NAMES)}, or null")
+    if continent not in (None, "") and continent not in CONTINENT_NAMES:
+        problems.append(f"continent must be one of {', '.join(CONTINENT_NAMES)}, or null")
     if any(row.get(k) is not None for k in ("error_km_a", "error_km_b")) and not row.get("continent"):
         problems.append("error_km_a/error_km_b need the label's continent (a distance without a label)")
     return problems

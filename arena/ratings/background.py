@@ -16,7 +16,7 @@ import threading
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.export.db import count_votes
-from arena.ratings.job import FeatureCache, rank_database
+from arena.ratings.job import FeatureCounts, rank_database
 from arena.ratings.options import RankOptions
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ class BackgroundRanker:
         self.runs = 0  # snapshots stored by this ranker
         self._stop = threading.Event()
         self._last_seen: tuple[int, int] | None = None
-        self._cache: FeatureCache = {}  # style features of answers already counted
+        self._cache: FeatureCounts = {}  # style counts of answers already counted
         self._thread = threading.Thread(target=self._loop, name="arena-background-rank", daemon=True)
 
     def start(self) -> None:

@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             _deliver(snapshot, None, sessions)
             return 0
         last_seen: tuple[int, int] | None = None
-        cache: dict[int, tuple[float, ...]] = {}  # style features of answers already counted
+        cache: dict[int, dict[str, Any]] = {}  # style counts of answers already counted
         while True:
             if args.every is None:
                 _rank_if_new(sessions, options, args.output, last_seen, cache)
@@ -156,7 +156,7 @@ def _rank_if_new(
     options: RankOptions,
     output: Path | None,
     last_seen: tuple[int, int] | None,
-    cache: dict[int, tuple[float, ...]] | None = None,
+    cache: dict[int, dict[str, Any]] | None = None,
 ) -> tuple[int, int]:
     """Rank unless the votes are exactly those of the last run; returns the
     marker (count, highest id) of the votes seen."""

@@ -2,16 +2,18 @@
 
 `log_from_table(table)` does what `job.log_from_rows` does row by row (the
 same checks on the columns ranking reads, the same exclusions, categories,
-voters and style features) with Arrow and numpy on whole columns. It returns
-None when a row needs the row path: a value the validator would refuse (the
-row path then names it with its line number) or a labelled battle's accuracy
-fields (kept on the row path). The two paths give identical logs; a test
-checks it on every export format.
+regions, voters, style features and labelled votes) with Arrow and numpy on
+whole columns; Python objects only for the few labelled battles and per
+distinct name. It returns None when a value would be refused by the
+validator: the row path then names the row with its line number. The two
+paths give identical logs; a test checks it on every export format, and the
+database's votes (`arena.export.vote_table`) come the same way.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -21,28 +23,43 @@ from arena.answers.style import FEATURES
 from arena.db.tables import BATTLE_STATUSES
 from arena.export.contract import HEADERS
 from arena.export.format import (
+    CONTINENT_NAMES,
     MAX_LANGUAGE_CODE,
     MAX_TSTAMP,
     NOT_ANONYMOUS,
     WINNERS,
 )
+from arena.geo.gazetteer import country_display_name
+from arena.geo.reverse import continent_name
+from arena.ratings.accuracy import LabelledVote
 from arena.ratings.anomaly import UNKNOWN_VOTER
 from arena.ratings.filters import CHOICE_OUTCOME, EXCLUDED_BATTLE_STATUSES
-from arena.ratings.leaderboard import GATE_VS_PLAIN, PLAIN_ONLY, VoteLog
+from arena.ratings.leaderboard import GATE_VS_PLAIN, PLAIN_ONLY, VoteLog, VoteLogBuilder
+from arena.ratings.regions import AGREED_PREFIX, CONTINENT_PREFIX, COUNTRY_PREFIX
 
-TRUTH_COLUMNS = ("error_km_a", "error_km_b", "country", "continent", "answer_country_a", "answer_country_b")
+# a labelled battle's accuracy fields (empty text is no value, as `format.row_truth` reads it)
+TRUTH_TEXT = ("country", "continent", "answer_country_a", "answer_country_b")
+TRUTH_NUMBERS = ("error_km_a", "error_km_b", "label_precision_km")
 WINNER_NAMES = list(WINNERS)
 OUTCOMES = np.array([CHOICE_OUTCOME[WINNERS[w]] for w in WINNER_NAMES])
 
 
 def log_from_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]] | None:
-    """(log, excluded counts) from a `columnar.read_vote_table` table, or None for the row path."""
+    """(log, excluded counts) from a file's `read_vote_table` table, or None
+    for the row path when a value is one the validator would refuse."""
+    col = {name: _array(table.column(name)) for name in table.column_names}
+    if table.num_rows and not _valid(col):
+        return None
+    return log_from_trusted_table(table)
+
+
+def log_from_trusted_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]]:
+    """The same from the database's own votes, unchecked: its constraints and
+    our writers hold them, and ranking them never refused one."""
     col = {name: _array(table.column(name)) for name in table.column_names}
     rows = table.num_rows
-    if rows == 0 or not _valid(col):
-        return None
-    if any(col[name].null_count < rows for name in TRUTH_COLUMNS):
-        return None
+    if rows == 0:
+        return VoteLogBuilder().build(), {}
     winner = pc.index_in(col["winner"], value_set=pa.array(WINNER_NAMES)).to_numpy(zero_copy_only=False)
 
     reason = _exclusions(col)
@@ -79,6 +96,11 @@ def log_from_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]] | None:
     tstamp = pc.fill_null(kept_col("tstamp"), 0.0).to_numpy(zero_copy_only=False).astype(np.float64)
     propensity = pc.fill_null(kept_col("propensity"), math.nan).to_numpy(zero_copy_only=False).astype(np.float64)
     voter, voters = _voters(kept_col("judge"))
+    truth = {name: _no_empty_text(kept_col(name)) for name in TRUTH_TEXT} | {
+        name: kept_col(name) for name in TRUTH_NUMBERS
+    }
+    categories = _categories(kept_col("language_code"), kept_col("language"), kept_col("categories"), gate_a, gate_b)
+    _regions(categories, truth)
     log = VoteLog(
         contenders=contenders,
         a=a,
@@ -88,7 +110,8 @@ def log_from_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]] | None:
         features_b=features_b,
         tstamp=tstamp,
         gate={name: bool(is_gate[i]) for i, name in enumerate(contenders)},
-        categories=_categories(kept_col("language_code"), kept_col("language"), kept_col("categories"), gate_a, gate_b),
+        categories=categories,
+        labelled=_labelled(truth, model_a, model_b, outcome),
         voter=voter,
         voters=voters,
         propensity=propensity,
@@ -141,6 +164,7 @@ def _valid(col: dict[str, pa.Array]) -> bool:
     for name in ("categories", "flags"):
         if name in col:
             checks.append(pc.equal(pc.list_flatten(col[name]).null_count, 0))
+    checks += _truth_checks(col)
     meta = col.get("conv_metadata", pa.nulls(0, pa.struct([])))
     for side in ("a", "b") if len(meta) else ():
         tokens = pc.struct_field(meta, f"sum_assistant_{side}_tokens")
@@ -150,6 +174,30 @@ def _valid(col: dict[str, pa.Array]) -> bool:
                 checks.append(pc.all(pc.greater_equal(pc.struct_field(meta, [f"{group}_{side}", key]), 0)))
     # all() of an all-null column is null: nothing refused there
     return all(bool(c.as_py()) if c.as_py() is not None else True for c in checks)
+
+
+def _truth_checks(col: dict[str, pa.Array]) -> list[pa.Scalar]:
+    """`format._check_truth` on whole columns (absent columns hold nothing to refuse)."""
+    checks = []
+    for name in TRUTH_NUMBERS:
+        if name in col:
+            checks.append(pc.all(pc.and_(pc.greater_equal(col[name], 0.0), pc.less_equal(col[name], 20_100.0))))
+    for name in ("country", "answer_country_a", "answer_country_b"):
+        if name in col:
+            checks.append(pc.all(pc.or_(pc.equal(col[name], ""), pc.match_substring_regex(col[name], "^[A-Z]{2}$"))))
+    continent = col.get("continent")
+    if continent is not None:
+        names = pa.array(["", *CONTINENT_NAMES])
+        checks.append(pc.all(pc.or_(pc.is_null(continent), pc.is_in(continent, value_set=names))))
+    distances = [pc.is_valid(col[name]) for name in ("error_km_a", "error_km_b") if name in col]
+    if distances:
+        with_distance = distances[0] if len(distances) == 1 else pc.or_(*distances)
+        if continent is None:
+            checks.append(pc.invert(pc.any(with_distance)))
+        else:
+            no_label = pc.equal(pc.fill_null(continent, ""), "")
+            checks.append(pc.invert(pc.any(pc.and_(with_distance, no_label))))
+    return checks
 
 
 _GROUPS = {
@@ -185,6 +233,72 @@ def _exclusions(col: dict[str, pa.Array]) -> pa.Array:
             pc.if_else(side_failed, "side_failed", none),
         ),
     )
+
+
+def _no_empty_text(array: pa.Array) -> pa.Array:
+    return pc.if_else(pc.equal(pc.fill_null(array, ""), ""), pa.scalar(None, pa.string()), array)
+
+
+def _regions(out: dict[str, np.ndarray], truth: dict[str, pa.Array]) -> None:
+    """Add the region categories `regions.region_categories` gives each vote:
+    the label's continent and country, else the country both answers agree on."""
+    continent, country = truth["continent"], truth["country"]
+    answer_a, answer_b = truth["answer_country_a"], truth["answer_country_b"]
+    labelled = pc.or_(pc.is_valid(continent), pc.is_valid(country))
+    agreed = pc.if_else(
+        pc.and_(pc.invert(labelled), pc.fill_null(pc.equal(answer_a, answer_b), False)),
+        answer_a,
+        pa.scalar(None, pa.string()),
+    )
+    found: dict[str, list[np.ndarray]] = {}
+    rows = np.arange(len(continent))
+    _group(found, _named(continent, lambda c: CONTINENT_PREFIX + continent_name(c)), rows)
+    _group(found, _named(country, lambda c: COUNTRY_PREFIX + country_display_name(c)), rows)
+    _group(found, _named(agreed, lambda c: AGREED_PREFIX + country_display_name(c)), rows)
+    for name, parts in found.items():
+        joined = np.concatenate([out[name], *parts]) if name in out else np.concatenate(parts)
+        out[name] = np.sort(joined, kind="stable")
+
+
+def _named(values: pa.Array, name: Callable[[str], str]) -> pa.Array:
+    """`name(value)` for every vote, computed once per distinct value (null stays null)."""
+    encoded = pc.dictionary_encode(values)
+    names = pa.array([name(v) for v in encoded.dictionary.to_pylist()], pa.string())
+    return pa.DictionaryArray.from_arrays(encoded.indices, names).cast(pa.string())
+
+
+def _labelled(
+    truth: dict[str, pa.Array], model_a: pa.Array, model_b: pa.Array, outcome: np.ndarray
+) -> list[LabelledVote]:
+    """The accuracy record of each vote on a labelled battle (those few, one by one)."""
+    rows = np.flatnonzero(pc.is_valid(truth["continent"]).to_numpy(zero_copy_only=False))
+    if not rows.size:
+        return []
+    take = pa.array(rows)
+    values = {name: array.take(take).to_pylist() for name, array in truth.items()}
+    names_a, names_b = model_a.take(take).to_pylist(), model_b.take(take).to_pylist()
+    votes = []
+    for i, row in enumerate(rows):
+        country = values["country"][i]
+        precision = values["label_precision_km"][i]
+        votes.append(
+            LabelledVote(
+                names_a[i],
+                names_b[i],
+                float(outcome[row]),
+                values["error_km_a"][i],
+                values["error_km_b"][i],
+                _hit(values["answer_country_a"][i], country),
+                _hit(values["answer_country_b"][i], country),
+                country,
+                precision or 0.0,
+            )
+        )
+    return votes
+
+
+def _hit(answer: str | None, country: str | None) -> bool | None:
+    return None if answer is None or country is None else answer == country
 
 
 def _bools(array: pa.Array) -> np.ndarray:

@@ -1,8 +1,10 @@
 """The rating job: votes from the database (or an export file) -> snapshot.
 
-`rank_database` reads every vote through SQLAlchemy, applies the filters,
-computes the snapshot and stores it as a `leaderboard_snapshots` row.
-`log_from_file` does the same reading for `arena rank --input`.
+`rank_database` reads every vote from the database as columns
+(`export.vote_table`), applies the filters, computes the snapshot and stores
+it as a `leaderboard_snapshots` row. `log_from_file` does the same reading
+for `arena rank --input`; both turn columns into a log in one place
+(`ratings.columnar`), the row path is left for files with a row to refuse.
 """
 
 from __future__ import annotations
@@ -14,9 +16,7 @@ from typing import Any
 from sqlalchemy import Text, cast, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from arena.answers.style import feature_vector
 from arena.db.tables import Battle, Vote
-from arena.export.db import Side, battle_truth, iter_voted_battles
 from arena.export.format import (
     WINNERS,
     FormatError,
@@ -42,7 +42,7 @@ from arena.ratings.regions import region_categories
 from arena.ratings.snapshot import latest_snapshot as latest_snapshot
 from arena.ratings.snapshot import store_snapshot
 
-FeatureCache = dict[int, tuple[float, ...]]
+FeatureCounts = dict[int, dict[str, Any]]  # response id -> style counts
 OUTLIER_FLAG = "outlier_voter"
 
 
@@ -51,7 +51,7 @@ def rank_database(
     options: RankOptions,
     *,
     progress: Progress | None = None,
-    cache: FeatureCache | None = None,
+    cache: FeatureCounts | None = None,
 ) -> dict[str, Any]:
     """Compute a snapshot from every vote and store it; returns the snapshot."""
     with sessions() as session:
@@ -114,45 +114,19 @@ def flagged_voters(session: Session) -> set[str]:
     return {h for h in session.scalars(query) if h}
 
 
-def log_from_database(session: Session, cache: FeatureCache | None = None) -> tuple[VoteLog, dict[str, int]]:
-    """The votes that count, with style features of the final answers.
+def log_from_database(session: Session, cache: FeatureCounts | None = None) -> tuple[VoteLog, dict[str, int]]:
+    """The votes that count, with style features of the final answers: read
+    as columns in bulk (`export.vote_table`) and turned into a log exactly as
+    an export file's columns are.
 
     Answers carry their stored style counts; older or imported ones without
     them are counted from the text, the slow part of reading (a few hundred
-    microseconds each). `cache` (response id -> features), kept by
+    microseconds each). `cache` (response id -> counts), kept by
     `arena rank --every`, means that happens once per answer per process."""
-    cache = {} if cache is None else cache
-    builder = VoteLogBuilder()
-    excluded = ExclusionCounter()
-    for item in iter_voted_battles(session):
-        reason = exclusion_reason(
-            model_a=item.model_a,
-            model_b=item.model_b,
-            choice=item.choice,
-            battle_status=item.status,
-            flags=item.flags,
-            sides_done=item.sides_done,
-        )
-        if reason:
-            excluded[reason] += 1
-            continue
-        assert item.side_a is not None and item.side_b is not None
-        builder.add(
-            item.model_a,
-            item.model_b,
-            CHOICE_OUTCOME[item.choice],
-            features_a=_features(item.side_a, cache),
-            features_b=_features(item.side_b, cache),
-            tstamp=item.voted_at.timestamp(),
-            gate_a=item.side_a.gate,
-            gate_b=item.side_b.gate,
-            language=item.language,
-            categories=[str(c) for c in item.categories],
-            voter=item.voter_hash,
-            **_accuracy(item.model_a, item.model_b, CHOICE_OUTCOME[item.choice], battle_truth(item)),
-            propensity=item.propensity,
-        )
-    return builder.build(), excluded.as_dict()
+    from arena.export.vote_table import read_vote_table
+    from arena.ratings.columnar import log_from_trusted_table
+
+    return log_from_trusted_table(read_vote_table(session, cache))
 
 
 def log_from_file(path: Path) -> tuple[VoteLog, dict[str, int]]:
@@ -241,13 +215,6 @@ def _accuracy(model_a: str, model_b: str, outcome: float, truth: Truth) -> dict[
         truth.label_precision_km or 0.0,
     )
     return {"regions": regions, "labelled": labelled}
-
-
-def _features(response: Side, cache: FeatureCache) -> tuple[float, ...]:
-    found = cache.get(response.id)
-    if found is None:
-        found = cache[response.id] = feature_vector(response.counts())
-    return found
 
 
 def _fastchat_language(name: Any) -> str | None:

@@ -59,6 +59,7 @@ def assert_same_log(fast, slow) -> None:  # type: ignore[no-untyped-def]
     else:
         assert np.array_equal(f.features_a, s.features_a) and np.array_equal(f.features_b, s.features_b)
     assert f.gate == s.gate
+    assert f.labelled == s.labelled
     assert sorted(f.categories) == sorted(s.categories)
     for key, rows in s.categories.items():
         assert np.array_equal(f.categories[key], rows), key
@@ -103,13 +104,39 @@ class TestColumnarPath:
         path = write(tmp_path / "votes.jsonl", rows, "jsonl")
         assert log_from_table(read_vote_table(path)) is None
 
-    def test_labelled_battles_stay_on_the_row_path(self, tmp_path):
+    @pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+    def test_labelled_battles_and_agreeing_answers_in_bulk(self, tmp_path, fmt):
         rows = varied_rows()
-        rows[0].update(error_km_a=12.0, country="JP", continent="Asia")
-        path = write(tmp_path / "votes.parquet", rows, "parquet")
+        rows[0].update(error_km_a=12.0, country="JP", continent="Asia", answer_country_a="JP")
+        rows[1].update(error_km_b=5.5, continent="Europe", label_precision_km=750.0, answer_country_b="")
+        rows[4].update(country="FR", continent="Europe", answer_country_a="FR", answer_country_b="DE")
+        rows[8].update(answer_country_a="JP", answer_country_b="JP")  # unlabelled: the answers agree
+        rows[9].update(answer_country_a="", answer_country_b="")
+        path = write(tmp_path / f"votes.{fmt}", rows, fmt)
+        fast = log_from_table(read_vote_table(path))
+        assert fast is not None
+        assert_same_log(fast, log_from_rows(iter_rows(path)))
+        log = fast[0]
+        assert {"continent:Asia", "country:Japan", "continent:Europe", "answers agree:Japan"} <= set(log.categories)
+        assert len(log.labelled) == 3 and log.labelled[0].country_hit_a is True
+
+    @pytest.mark.parametrize(
+        "change",
+        [
+            {"error_km_a": 12.0},  # a distance without a label
+            {"error_km_a": 30_000.0, "continent": "Asia"},
+            {"country": "jp", "continent": "Asia"},
+            {"continent": "Atlantis"},
+            {"answer_country_b": "Japan"},
+        ],
+    )
+    def test_accuracy_fields_the_validator_refuses_are_not_ranked_in_bulk(self, tmp_path, change):
+        rows = varied_rows()
+        rows[6].update(change)
+        path = write(tmp_path / "votes.jsonl", rows, "jsonl")
         assert log_from_table(read_vote_table(path)) is None
-        log, _ = log_from_file(path)
-        assert any(name.startswith("continent:") for name in log.categories)
+        with pytest.raises(ValueError, match="line 7: "):
+            log_from_file(path)
 
     def test_a_fastchat_file_with_only_the_basic_columns(self, tmp_path):
         rows = [
