@@ -102,7 +102,7 @@ class AnthropicChat:
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.limits.max_tokens,
-            "messages": to_anthropic_messages(messages, self._thinking),
+            "messages": to_anthropic_messages(messages, self._thinking, tools_offered=bool(tools)),
             "stream": True,
         }
         if system:
@@ -130,20 +130,30 @@ class AnthropicChat:
 
 
 def to_anthropic_messages(
-    messages: Sequence[ChatMessage], thinking: Mapping[str, list[dict[str, Any]]] | None = None
+    messages: Sequence[ChatMessage],
+    thinking: Mapping[str, list[dict[str, Any]]] | None = None,
+    *,
+    tools_offered: bool = True,
 ) -> list[dict[str, Any]]:
     """Our chat history in the Messages API's shape.
 
     Tool results travel as `tool_result` blocks inside a *user* turn, and the
     API wants user and assistant turns to alternate, so consecutive user-side
     messages (tool results, then maybe a new user note) merge into one turn.
+
+    The API refuses `tool_use` and `tool_result` blocks in a request that
+    defines no tools, as GATE's forced last turn does: then earlier calls and
+    their results are told in text (with their images) instead.
     """
     turns: list[dict[str, Any]] = []
     for m in messages:
         if m.role == "system":
             continue
-        if m.role == "assistant":
-            blocks: list[dict[str, Any]] = []
+        blocks: list[dict[str, Any]]
+        if not tools_offered and (m.role == "tool" or m.tool_calls):
+            role, blocks = _told_in_text(m)
+        elif m.role == "assistant":
+            blocks = []
             if m.tool_calls and thinking and m.tool_calls[0].id in thinking:
                 blocks += thinking[m.tool_calls[0].id]  # signed thinking goes first, unchanged
             if m.content.strip():  # the API refuses a text block of only whitespace
@@ -168,6 +178,17 @@ def to_anthropic_messages(
         else:
             turns.append({"role": role, "content": blocks})
     return turns
+
+
+def _told_in_text(m: ChatMessage) -> tuple[str, list[dict[str, Any]]]:
+    """A tool call or its result as plain blocks (thinking is left out with the calls)."""
+    if m.role == "tool":
+        result = m.content if m.content.strip() else "(no output)"
+        blocks = [{"type": "text", "text": f"[result of {m.name or 'the tool'}] {result}"}]
+        return "user", blocks + [_image_block(img.base64()) for img in m.images]
+    calls = "\n".join(f"[called {c.name} with {json.dumps(c.arguments, ensure_ascii=False)}]" for c in m.tool_calls)
+    text = f"{m.content.strip()}\n{calls}" if m.content.strip() else calls
+    return "assistant", [{"type": "text", "text": text}]
 
 
 def _image_block(data: str) -> dict[str, Any]:
