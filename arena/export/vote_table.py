@@ -77,6 +77,7 @@ HEAD: tuple[tuple[str, pa.DataType], ...] = (
             ("no_style", pa.int64()),
             ("level", pa.string()),
             ("country", pa.string()),
+            ("tool_calls", pa.int64()),
         )
     ),
 )
@@ -124,6 +125,8 @@ def _query(dialect: str) -> str:
             f"WHEN {r}.text = '' THEN 2 ELSE 1 END",
             text(r, "commitment", "level"),
             text(r, "commitment", "country"),
+            # as stored with the counts, else the length of the trajectory (as `db.Side.counts`)
+            f"COALESCE({number(r, ('tool_calls',))}, json_array_length({r}.trajectory), 0)",
         ]
     counts = [number(f"r{side}", path) for side in "ab" for _, path in COUNTS]
     columns = [
@@ -262,6 +265,8 @@ def _rank_table(session: Session, col: dict[str, pa.Array]) -> pa.Table:
         "language_code": col["language_code"],
         "gps_count_a": pc.fill_null(col["gps_count_a"], 0),
         "gps_count_b": pc.fill_null(col["gps_count_b"], 0),
+        "tool_calls_a": pc.fill_null(col["tool_calls_a"], 0),
+        "tool_calls_b": pc.fill_null(col["tool_calls_b"], 0),
         "gate_a": pc.equal(pc.fill_null(col["gate_a"], 0), 1),
         "gate_b": pc.equal(pc.fill_null(col["gate_b"], 0), 1),
         "categories": _string_lists(col["categories"]),

@@ -33,7 +33,9 @@ def seed_varied(session) -> None:  # type: ignore[no-untyped-def]
     # a Core write of None stores JSON null, not SQL NULL (as `arena import` does for FastChat rows)
     session.execute(update(Response).where(Response.battle_id == json_null).values(style=None))
     sides = {(r.battle_id, r.side): r for r in session.scalars(select(Response))}
-    sides[styled, "a"].style = style_features("# A\n- one\n- two\n**bold** 48.85 N, 2.35 E")
+    sides[styled, "a"].style = style_features("# A\n- one\n- two\n**bold** 48.85 N, 2.35 E") | {"tool_calls": 3}
+    # no stored counts: the tool calls are the trajectory's steps
+    sides[labelled, "a"].trajectory = [{"tool": "crop", "args": {}}, {"tool": "search", "args": {"q": "x"}}]
     sides[styled, "b"].style = {"tokens": 7, "header_count": {"h2": 1}, "list_count": {}, "bold_count": {"__": 2}}
     for side in "ab":
         sides[blank, side].text = ""
@@ -66,6 +68,7 @@ class TestVoteTable:
         assert len(log.labelled) == 1 and log.labelled[0].country_hit_a is True
         assert log.labelled[0].country_hit_b is None and log.labelled[0].error_km_b is None
         assert {"continent:Europe", "country:France", "answers agree:France"} <= set(log.categories)
+        assert sorted(set(log.features_a[:, -1]) | set(log.features_b[:, -1])) == [0.0, 2.0, 3.0]
         assert from_database[1] == {"abandoned": 1, "flagged:identity_leak": 1, "side_failed": 1}
 
     def test_answers_without_counts_are_counted_once_per_process(self, database_url):
