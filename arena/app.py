@@ -23,6 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
 
+from arena.battles.relay import relay_for
 from arena.battles.runner import BattleHooks, BattleRuns
 from arena.config import Settings
 from arena.contenders.compose import build_pool
@@ -35,6 +36,7 @@ from arena.gatekeeper import build_gatekeeper
 from arena.geo.gazetteer import country_display_name
 from arena.images.store import store_for
 from arena.pool import PoolPolicy, find_identity_leaks
+from arena.pool.cooldowns import SharedCooldowns
 from arena.pool.counts import EvidenceCache, VoteCountCache
 from arena.web import admin, battles, bench, health, images, leaderboard, metrics, pages, review, terms
 from arena.web.headers import SecurityHeaders
@@ -105,7 +107,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             log.warning("GATE contender %s: tool %s is not offered: %s", name, tool, reason)
     database = Database(engine)
     sessions = database.sessions
-    policy = PoolPolicy.from_config(pool_config)
+    policy = PoolPolicy.from_config(pool_config, SharedCooldowns(sessions))  # every replica, one outage book
     counts = VoteCountCache(sessions)
     evidence = EvidenceCache(sessions) if policy.config.mode == "active" else None
     gatekeeper = build_gatekeeper(pool_config, deps)
@@ -116,6 +118,10 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         policy.record_result(contender, ok)  # outage cool-downs
         metrics.side_finished(contender, ok)
 
+    # PostgreSQL: events reach watchers on other replicas by LISTEN/NOTIFY as they happen
+    relay = relay_for(settings.resolved_database_url)
+    if relay is not None:
+        relay.start()
     battle_runs = BattleRuns(
         sessions,
         images,
@@ -125,6 +131,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         max_answer_chars=settings.max_answer_chars,
         lease=settings.battle_lease,
         max_battles=settings.max_battles,
+        relay=relay,
         hooks=BattleHooks(
             on_side_result=on_side_result,
             flag_battle=lambda texts: ["identity_leak"] if find_identity_leaks(texts, pool_config) else [],
@@ -162,6 +169,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             ranker.stop()
         await battle_runs.shutdown()
         await upstream.aclose()
+        if relay is not None:
+            await relay.stop()
         await http.aclose()
         engine.dispose()
 

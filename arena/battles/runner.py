@@ -3,8 +3,11 @@ every stream that watches, each side persisted the moment it finishes.
 
 The first stream to open a pending battle claims it in the database and
 starts the run; a second stream in the same process joins the run, and one on
-another replica follows the database until the battle is finished, so the
-contenders never run twice. When the last watcher disconnects, the upstream
+another replica follows it through the database, so the contenders never run
+twice. On PostgreSQL the running replica writes its events as it publishes
+them and a watcher elsewhere is woken by NOTIFY (`arena.battles.relay`), so it
+sees each delta as it happens; on SQLite (one process) a watcher that finds
+no run here waits for the battle to finish and replays it. When the last watcher disconnects, the upstream
 calls are cancelled and the battle is marked abandoned.
 """
 
@@ -27,6 +30,7 @@ from arena.answers.markdown import render_markdown
 from arena.answers.style import style_features
 from arena.battles import repository
 from arena.battles.events import KEEP_ALIVE, RECONNECT_HINT, BattleEvent
+from arena.battles.relay import KEEP_EVENTS, EventRelay, prune_events, read_events, write_events
 from arena.contenders.base import (
     Contender,
     ContenderError,
@@ -87,11 +91,13 @@ class BattleRuns:
         max_answer_chars: int = MAX_ANSWER_CHARS,
         lease: float = LEASE_SECONDS,
         max_battles: int = MAX_BATTLES,
+        relay: EventRelay | None = None,
     ) -> None:
         self.max_battles = max_battles
         # slots held by battles being made here whose stream has not opened yet: key -> expiry
         self._reserved: dict[str, float] = {}
         self._slot_ids = itertools.count()
+        self.relay = relay
         self.max_answer_chars = max_answer_chars
         self.lease = lease
         self.sessions = sessions
@@ -155,7 +161,8 @@ class BattleRuns:
             async for chunk in run.follow():
                 yield chunk
             return
-        async for chunk in self._follow_database(battle_id):
+        follow = self._follow_relay if self.relay is not None else self._follow_database
+        async for chunk in follow(battle_id):
             yield chunk
 
     def recover(self) -> int:
@@ -219,6 +226,58 @@ class BattleRuns:
                 waited = 0.0
                 yield KEEP_ALIVE
 
+    async def _follow_relay(self, battle_id: str) -> AsyncIterator[str]:
+        """For a battle running on another replica: its events as that replica writes them,
+        each read when NOTIFY says there are new ones."""
+        assert self.relay is not None
+        sent = 0  # seq of the last event this watcher has
+        seen_finished = False
+        look_now = True  # a battle that already ended (or never started) is replayed at once
+        with self.relay.doorbell(battle_id) as bell:
+            while True:
+                bell.clear()  # before reading: a ring during the read is not lost
+                events = await asyncio.to_thread(self._read_events, battle_id, sent)
+                for seq, event in events:
+                    sent = seq
+                    yield event.encode()
+                    if event.name == "end":
+                        return
+                if events:
+                    continue
+                # The doorbell rings for new rows; only a quiet while makes us ask why.
+                listening = self.relay.listening.is_set()
+                try:
+                    if not look_now:
+                        await asyncio.wait_for(bell.wait(), self.lease / 3 if listening else POLL_INTERVAL)
+                        continue
+                except TimeoutError:
+                    pass
+                look_now = False
+                battle = await asyncio.to_thread(self._load, battle_id)
+                if battle is None:
+                    return
+                stale = battle.status == "running" and await asyncio.to_thread(
+                    self._abandon_if_stale, battle_id, timedelta(seconds=self.lease)
+                )
+                if battle.status in repository.FINISHED or stale:
+                    if sent == 0:  # nothing sent yet (or its rows are pruned): the stored replay is whole
+                        async for chunk in self._follow_database(battle_id):
+                            yield chunk
+                        return
+                    if stale or seen_finished:
+                        # finished a while ago, or its replica died, without an `end` row: say how it ended
+                        status = "abandoned" if stale else battle.status
+                        if status in ("ready", "voted"):
+                            yield BattleEvent("ready", {}).encode()
+                        yield BattleEvent("end", {"status": status}).encode()
+                        return
+                    seen_finished = True  # its `end` row may be a moment behind the status
+                yield KEEP_ALIVE
+
+    def _read_events(self, battle_id: str, after: int) -> list[tuple[int, BattleEvent]]:
+        with self.sessions() as session:
+            return read_events(session, battle_id, after)
+
     def _persist_unstarted(self, battle_id: str) -> None:
         with self.sessions.begin() as session:
             repository.finish_battle(session, battle_id, "failed", [])
@@ -277,6 +336,9 @@ class BattleRun:
         self.watchers: set[asyncio.Queue[BattleEvent]] = set()
         self.finished = False
         self.task: asyncio.Task[None]
+        # events not yet written for watchers on other replicas (with a relay only)
+        self._outbox: list[tuple[int, BattleEvent]] = []
+        self._outbox_ready = asyncio.Event()
 
     async def follow(self) -> AsyncIterator[str]:
         queue: asyncio.Queue[BattleEvent] = asyncio.Queue()
@@ -306,10 +368,44 @@ class BattleRun:
 
     async def run(self) -> None:
         lease = asyncio.create_task(self._renew_lease(), name=f"lease-{self.battle_id}")
+        writer = None
+        if self.runs.relay is not None:
+            writer = asyncio.create_task(self._write_events(), name=f"events-{self.battle_id}")
         try:
             await self._run()
         finally:
             lease.cancel()
+            if writer is not None:
+                await self._close_writer(writer)
+
+    async def _write_events(self) -> None:
+        """Write published events in batches (one transaction and one NOTIFY per batch): at most
+        one write in flight per battle, however fast the deltas come."""
+        while True:
+            await self._outbox_ready.wait()
+            self._outbox_ready.clear()
+            batch, self._outbox = self._outbox, []
+            if not batch:
+                continue
+            try:
+                await asyncio.to_thread(self._persist_events, batch)
+            except Exception:  # a database outage: watchers elsewhere wait, then replay or time out
+                log.warning("battle %s: could not write %d event(s)", self.battle_id, len(batch), exc_info=True)
+
+    async def _close_writer(self, writer: asyncio.Task[None]) -> None:
+        # the last events (`end` above all) must reach the other replicas, even when cancelled
+        while self._outbox and not writer.done():
+            self._outbox_ready.set()
+            await asyncio.sleep(0.01)
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
+        if self._outbox:
+            batch, self._outbox = self._outbox, []
+            await asyncio.to_thread(self._persist_events, batch)
+
+    def _persist_events(self, batch: list[tuple[int, BattleEvent]]) -> None:
+        with self.runs.sessions.begin() as session:
+            write_events(session, self.battle_id, batch)
 
     async def _renew_lease(self) -> None:
         while True:
@@ -409,7 +505,7 @@ class BattleRun:
         counts, html = await asyncio.to_thread(lambda: (style_features(answer), render_markdown(answer)))
         side.style = {**counts, "tool_calls": len(side.steps)}  # the style fit's tool-use feature
         await asyncio.to_thread(self._persist_side, side)
-        self._report(side, ok=True)
+        await self._report(side, ok=True)
         if self.runs.hooks.on_side_timing is not None:
             self.runs.hooks.on_side_timing(side.contender, side.first_text, side.latency_ms / 1000)
         self._publish(BattleEvent("done", {"side": side.side, "html": html, "latency_ms": side.latency_ms}))
@@ -447,22 +543,26 @@ class BattleRun:
         log.warning("battle %s: contender %s failed: %s", self.battle_id, side.contender, message)
         await asyncio.to_thread(self._persist_side, side)
         if provider_down:
-            self._report(side, ok=False)
+            await self._report(side, ok=False)
         self._publish(BattleEvent("error", {"side": side.side, "message": message}))
 
     def _publish(self, event: BattleEvent) -> None:
         self.history.append(event)
         for queue in self.watchers:
             queue.put_nowait(event)
+        if self.runs.relay is not None:
+            self._outbox.append((len(self.history), event))
+            self._outbox_ready.set()
 
     def _ended(self, status: str) -> None:
         if self.runs.hooks.on_battle_end is not None:
             for side in self.sides.values():
                 self.runs.hooks.on_battle_end(side.contender, status)
 
-    def _report(self, side: _Side, ok: bool) -> None:
+    async def _report(self, side: _Side, ok: bool) -> None:
         if self.runs.hooks.on_side_result is not None:
-            self.runs.hooks.on_side_result(side.contender, ok)
+            # the cool-down book may be the database: off the event loop
+            await asyncio.to_thread(self.runs.hooks.on_side_result, side.contender, ok)
 
     def _flags(self) -> list[str]:
         if self.runs.hooks.flag_battle is None:
@@ -500,6 +600,8 @@ class BattleRun:
     def _persist_battle(self, status: str, flags: list[str]) -> None:
         with self.runs.sessions.begin() as session:
             repository.finish_battle(session, self.battle_id, status, flags)
+            if self.runs.relay is not None:  # events of battles long over: a replay has them
+                prune_events(session, max(KEEP_EVENTS, timedelta(seconds=4 * self.runs.battle_timeout)))
 
     def _abandon(self) -> None:
         # Synchronous on purpose: this runs while the task is being cancelled.

@@ -197,6 +197,31 @@ class UploadCount(Base):
     count: Mapped[int] = mapped_column(Integer, default=0)
 
 
+class BattleEventRow(Base):
+    """An event of a running battle, written by the replica running it so watchers on other
+    replicas can follow (PostgreSQL: NOTIFY carries the battle id, the rows carry the events).
+    Kept for a few minutes, then pruned: a finished battle replays from its responses."""
+
+    __tablename__ = "battle_events"
+
+    battle_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)  # 1, 2, ... in publication order
+    name: Mapped[str] = mapped_column(String(16))
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+
+
+class ContenderHealth(Base):
+    """Outage state of a contender, shared by every replica: consecutive provider failures and,
+    after `failure_threshold` of them, the end of its cool-down (epoch seconds)."""
+
+    __tablename__ = "contender_health"
+
+    contender: Mapped[str] = mapped_column(String(100), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    cooling_until: Mapped[float] = mapped_column(Float, default=0.0)
+
+
 # -- evaluations: the benchmark, the model judge, expert re-votes ---------------
 
 BENCH_STATUSES = ("done", "error")

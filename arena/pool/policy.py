@@ -28,18 +28,16 @@ and cool-downs leave a contender out, and sides are then assigned at random.
 `draw_pair` also returns the exact probability of the drawn pair (its
 propensity), stored with the battle so a fit can undo the sampling.
 
-Outage state lives in this process's memory. With N app replicas each one
-counts failures and cools a contender down on its own, so a dead endpoint is
-taken out of rotation by each replica after `failure_threshold` failures
-there; nothing needs to be shared, and a restart forgets the state (the
-contender simply gets another chance).
+Outage state lives in a `Cooldowns` book (`arena.pool.cooldowns`): the app
+keeps it in the database, so every replica counts the same failures and a
+contender cooled down on one is cooled down on all; tools and tests may keep
+it in memory.
 """
 
 from __future__ import annotations
 
 import math
 import random
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -50,6 +48,7 @@ import numpy as np
 
 from arena.config import PoolConfig
 from arena.pool.active import Evidence, active_pair_probabilities
+from arena.pool.cooldowns import Cooldowns, MemoryCooldowns, Outage
 
 SAMPLING_MODES = ("weighted", "active")
 
@@ -131,21 +130,14 @@ class Draw:
 
 
 @dataclass
-class _Health:
-    failures: int = 0  # consecutive
-    cooling_until: float = 0.0  # epoch seconds
-
-
-@dataclass
 class PoolPolicy:
     config: SamplingConfig
     clock: Any = field(default=time.time, repr=False)  # epoch seconds; tests pass their own
-    _health: dict[str, _Health] = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    cooldowns: Cooldowns = field(default_factory=MemoryCooldowns, repr=False)
 
     @classmethod
-    def from_config(cls, pool: PoolConfig) -> PoolPolicy:
-        return cls(SamplingConfig.from_pool(pool))
+    def from_config(cls, pool: PoolConfig, cooldowns: Cooldowns | None = None) -> PoolPolicy:
+        return cls(SamplingConfig.from_pool(pool), cooldowns=cooldowns or MemoryCooldowns())
 
     def draw(self, rng: random.Random, vote_counts: Mapping[str, int]) -> tuple[str, str]:
         """Two distinct contenders (side A, side B) for a new battle."""
@@ -173,15 +165,15 @@ class PoolPolicy:
 
     def available(self, vote_counts: Mapping[str, int]) -> dict[str, float]:
         """Contenders that can battle now with their effective weights; PoolExhausted below two."""
-        now = self.clock()
+        cooling = self.cooldowns.cooling(self.clock())
         available = {
-            name: w for name, w in self.effective_weights(vote_counts).items() if w > 0 and not self._cooling(name, now)
+            name: w for name, w in self.effective_weights(vote_counts).items() if w > 0 and name not in cooling
         }
         if len(available) < 2:
-            cooling = sum(1 for name in self.config.weights if self._cooling(name, now))
+            cooling_down = sum(1 for name in self.config.weights if name in cooling)
             raise PoolExhausted(
                 "fewer than two contenders are available right now"
-                + (f" ({cooling} cooling down after repeated failures)" if cooling else "")
+                + (f" ({cooling_down} cooling down after repeated failures)" if cooling_down else "")
             )
         return available
 
@@ -214,31 +206,19 @@ class PoolPolicy:
         }
 
     def record_result(self, name: str, ok: bool, now: float | None = None) -> None:
-        """A side finished (`ok`) or failed. Repeated failures start a cool-down."""
-        now = self.clock() if now is None else now
-        with self._lock:
-            health = self._health.setdefault(name, _Health())
-            if ok:
-                health.failures = 0
-                return
-            health.failures += 1
-            if health.failures >= self.config.failure_threshold:
-                health.cooling_until = now + self.config.cooldown_seconds
-                health.failures = 0  # after the cool-down it gets a full set of chances
+        """A side finished (`ok`) or its provider was down. Repeated failures start a cool-down.
+        Blocking with the shared book (a database write): call it in a thread from async code."""
+        outage = Outage(self.config.failure_threshold, self.config.cooldown_seconds)
+        self.cooldowns.record(name, ok, self.clock() if now is None else now, outage)
 
     def status(self, name: str, now: float | None = None) -> str:
         """ "active" or "cooling down until <UTC time>"."""
         if name not in self.config.weights:
             raise KeyError(f"{name!r} is not a contender in the pool")
-        now = self.clock() if now is None else now
-        if self._cooling(name, now):
-            until = datetime.fromtimestamp(self._health[name].cooling_until, UTC)
-            return f"cooling down until {until:%Y-%m-%d %H:%M:%S} UTC"
+        until = self.cooldowns.cooling(self.clock() if now is None else now).get(name)
+        if until is not None:
+            return f"cooling down until {datetime.fromtimestamp(until, UTC):%Y-%m-%d %H:%M:%S} UTC"
         return "active"
-
-    def _cooling(self, name: str, now: float) -> bool:
-        health = self._health.get(name)
-        return health is not None and now < health.cooling_until
 
     def _target_pair(self, rng: random.Random, available: Mapping[str, float]) -> tuple[str, str] | None:
         # Each target takes its share of battles while both of its contenders are available.

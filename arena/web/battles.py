@@ -169,7 +169,8 @@ async def _create_battle(
     )
 
     try:
-        draw = services.draw_pair(random.SystemRandom())
+        # the cool-downs it consults are in the database (shared by the replicas): off the event loop
+        draw = await asyncio.to_thread(services.draw_pair, random.SystemRandom())
     except PoolExhausted:
         raise ClientError(
             503, "no_contenders", "Not enough contenders are available right now; please try again in a minute."

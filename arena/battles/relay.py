@@ -1,0 +1,133 @@
+"""Battle events across replicas on PostgreSQL: LISTEN/NOTIFY as the doorbell,
+rows as the letters.
+
+The replica running a battle writes its events to `battle_events` in small
+batches and, in the same transaction, `NOTIFY arena_battle_events, '<battle id>'`
+(PostgreSQL delivers it at commit, so the rows are there when it arrives; the
+payload is a pointer because a notification carries at most 8000 bytes and
+one delta may not). Each replica holds one LISTEN connection; a watcher of a
+battle running elsewhere waits on its doorbell and reads the rows after the
+last one it sent. SQLite has no NOTIFY and runs as one process: there the
+runner's in-memory fan-out is the whole story.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import timedelta
+
+import psycopg
+from sqlalchemy import delete, select, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
+
+from arena.battles.events import BattleEvent
+from arena.db.tables import BattleEventRow, utcnow
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "arena_battle_events"
+RECONNECT_DELAY = 1.0  # seconds between attempts to get the LISTEN connection back
+# rows older than this are pruned; longer than any battle may run (the runner passes its timeout)
+KEEP_EVENTS = timedelta(minutes=10)
+
+
+def write_events(session: Session, battle_id: str, events: Sequence[tuple[int, BattleEvent]]) -> None:
+    """Store a batch of a battle's events and ring its doorbell (delivered at commit)."""
+    session.add_all(BattleEventRow(battle_id=battle_id, seq=seq, name=e.name, data=e.data) for seq, e in events)
+    session.flush()
+    session.execute(text("SELECT pg_notify(:channel, :battle_id)"), {"channel": CHANNEL, "battle_id": battle_id})
+
+
+def read_events(session: Session, battle_id: str, after: int) -> list[tuple[int, BattleEvent]]:
+    """The battle's events after `after`, up to the first gap: two batches commit in any
+    order, and a watcher must never skip one that is still on its way."""
+    rows = session.execute(
+        select(BattleEventRow.seq, BattleEventRow.name, BattleEventRow.data)
+        .where(BattleEventRow.battle_id == battle_id, BattleEventRow.seq > after)
+        .order_by(BattleEventRow.seq)
+    )
+    events: list[tuple[int, BattleEvent]] = []
+    for seq, name, data in rows:
+        if seq != after + len(events) + 1:
+            break
+        events.append((seq, BattleEvent(name, data)))
+    return events
+
+
+def prune_events(session: Session, older_than: timedelta) -> int:
+    result = session.execute(delete(BattleEventRow).where(BattleEventRow.created_at < utcnow() - older_than))
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+class EventRelay:
+    """This replica's LISTEN connection and the watchers waiting on it."""
+
+    def __init__(self, database_url: str) -> None:
+        url = make_url(database_url)
+        # psycopg's own connection string: the SQLAlchemy URL without its driver suffix
+        self._dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+        self._doorbells: dict[str, set[asyncio.Event]] = defaultdict(set)
+        self._task: asyncio.Task[None] | None = None
+        self.listening = asyncio.Event()  # cleared while the connection is down: watchers poll
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._listen(), name="battle-event-relay")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    @contextmanager
+    def doorbell(self, battle_id: str) -> Iterator[asyncio.Event]:
+        """An event set whenever the battle has new rows (and when the connection comes back)."""
+        bell = asyncio.Event()
+        self._doorbells[battle_id].add(bell)
+        try:
+            yield bell
+        finally:
+            bells = self._doorbells[battle_id]
+            bells.discard(bell)
+            if not bells:
+                del self._doorbells[battle_id]
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(self._dsn, autocommit=True) as conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    self.listening.set()
+                    self._ring_all()  # anything sent while we were away is read now
+                    async for notify in conn.notifies():
+                        self._ring(notify.payload)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if self.listening.is_set():
+                    log.warning("battle event relay lost its connection (%s); watchers poll until it is back", exc)
+                self.listening.clear()
+                self._ring_all()
+                await asyncio.sleep(RECONNECT_DELAY)
+
+    def _ring(self, battle_id: str) -> None:
+        for bell in self._doorbells.get(battle_id, ()):
+            bell.set()
+
+    def _ring_all(self) -> None:
+        for bells in self._doorbells.values():
+            for bell in bells:
+                bell.set()
+
+
+def is_postgresql(database_url: str) -> bool:
+    return make_url(database_url).get_backend_name() == "postgresql"
+
+
+def relay_for(database_url: str) -> EventRelay | None:
+    """A relay on PostgreSQL; None on SQLite (one process, nothing to relay)."""
+    return EventRelay(database_url) if is_postgresql(database_url) else None

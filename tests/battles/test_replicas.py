@@ -1,0 +1,142 @@
+"""Two real `arena serve` processes on one PostgreSQL: a battle's events reach a
+watcher on the other replica as they happen (LISTEN/NOTIFY), and outage
+cool-downs are shared."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from arena.db.session import make_engine
+from arena.db.tables import Battle, ContenderHealth
+from tests.battles.replicas import Received, answer_text, collect, empty_database, events
+from tests.conftest import write_pool
+from tests.web.conftest import serve_arena
+
+NO_READING_TIME = '\n[integrity]\nmin_read_seconds = 0\nread_chars_per_second = 1e9\nchallenge = "off"\n'
+
+
+async def start(client: httpx.AsyncClient, base: str, photo: bytes) -> str:
+    answer = await client.post(
+        f"{base}/api/battles",
+        files={"image": ("photo.jpg", photo, "image/jpeg")},
+        data={"prompt": "Where was this taken?"},
+    )
+    assert answer.status_code == 201, answer.text
+    return str(answer.json()["battle_id"])
+
+
+class TestEventsAcrossReplicas:
+    async def test_a_watcher_on_the_other_replica_sees_each_delta_as_it_happens(
+        self, postgres_url: str, tmp_path: Path, openai_server, photo_bytes: bytes
+    ) -> None:
+        base_url, _ = openai_server
+        # paced contenders: five chunks, 0.4 s apart
+        pool = write_pool(tmp_path / "arena.toml", base_url, {"paced-one": "paced-one", "paced-two": "paced-two"})
+        pool.write_text(pool.read_text() + NO_READING_TIME)
+        empty_database(postgres_url)
+        with serve_arena(tmp_path, pool, postgres_url) as one, serve_arena(tmp_path, pool, postgres_url) as two:
+            async with httpx.AsyncClient(timeout=30, trust_env=False) as browser:
+                battle_id = await start(browser, one.url, photo_bytes)
+                path = f"/api/battles/{battle_id}/events"
+                runner_stream = events(browser, one.url + path)
+                first = await anext(runner_stream)  # replica one has claimed and started the battle
+
+                async def rest() -> list[Received]:
+                    return [first] + [e async for e in runner_stream]
+
+                on_one, on_two = await asyncio.gather(rest(), collect(browser, two.url + path))
+                vote = await browser.post(f"{two.url}/api/battles/{battle_id}/vote", json={"choice": "a"})
+                assert vote.status_code == 200, vote.text
+
+        assert [e.name for e in on_two] == [e.name for e in on_one]
+        for side in "ab":
+            assert answer_text(on_two, side) == answer_text(on_one, side) != ""
+        ready_one = next(e.at for e in on_one if e.name == "ready")
+        deltas_one = [e for e in on_one if e.name == "delta"]
+        deltas_two = [e for e in on_two if e.name == "delta"]
+        # live, not a replay at the end: most of replica two's deltas arrived while the battle ran
+        assert sum(e.at < ready_one - 0.5 for e in deltas_two) >= len(deltas_two) - 2
+        lag_ms = [(b.at - a.at) * 1000 for a, b in zip(deltas_one, deltas_two, strict=True)]
+        print(
+            f"\nper-delta lag of the other replica: median {statistics.median(lag_ms):.1f} ms, max {max(lag_ms):.1f} ms"
+        )
+        assert statistics.median(lag_ms) < 250
+
+    async def test_a_watcher_that_joins_late_gets_the_whole_battle(
+        self, postgres_url: str, tmp_path: Path, openai_server, photo_bytes: bytes
+    ) -> None:
+        base_url, _ = openai_server
+        pool = write_pool(tmp_path / "arena.toml", base_url, {"paced-one": "paced-one", "paced-two": "paced-two"})
+        pool.write_text(pool.read_text() + NO_READING_TIME)
+        empty_database(postgres_url)
+        with serve_arena(tmp_path, pool, postgres_url) as one, serve_arena(tmp_path, pool, postgres_url) as two:
+            async with httpx.AsyncClient(timeout=30, trust_env=False) as browser:
+                battle_id = await start(browser, one.url, photo_bytes)
+                path = f"/api/battles/{battle_id}/events"
+                runner = asyncio.create_task(collect(browser, one.url + path))
+                await asyncio.sleep(1.0)  # halfway through the answers
+                on_two = await collect(browser, two.url + path)
+                on_one = await runner
+        assert [e.name for e in on_two] == [e.name for e in on_one]
+        assert answer_text(on_two, "a") == answer_text(on_one, "a")
+
+
+class TestSharedCooldowns:
+    async def test_a_contender_cooled_down_on_one_replica_is_cooled_down_on_the_other(
+        self, postgres_url: str, tmp_path: Path, openai_server, photo_bytes: bytes
+    ) -> None:
+        base_url, _ = openai_server
+        pool = write_pool(
+            tmp_path / "arena.toml", base_url, {"down": "error-500", "model-one": "echo-one", "model-two": "echo-two"}
+        )
+        pool.write_text(
+            pool.read_text() + NO_READING_TIME + "\n[sampling]\nfailure_threshold = 1\ncooldown_seconds = 600\n"
+        )
+        empty_database(postgres_url)
+        unlimited = {"ARENA_BATTLES_PER_MINUTE": "0"}
+        with (
+            serve_arena(tmp_path, pool, postgres_url, unlimited) as one,
+            serve_arena(tmp_path, pool, postgres_url, unlimited) as two,
+        ):
+            async with httpx.AsyncClient(timeout=30, trust_env=False) as browser:
+                for _ in range(30):  # until `down` is drawn on replica one and fails there
+                    battle_id = await start(browser, one.url, photo_bytes)
+                    await collect(browser, f"{one.url}/api/battles/{battle_id}/events")
+                    if await _health(postgres_url):
+                        break
+                health = await _health(postgres_url)
+                assert list(health) == ["down"]
+                # replica two never failed it itself, and never draws it now
+                drawn = [await start(browser, two.url, photo_bytes) for _ in range(15)]
+        engine = make_engine(postgres_url)
+        with engine.connect() as conn:
+            pairs = conn.execute(select(Battle.model_a, Battle.model_b).where(Battle.id.in_(drawn))).all()
+        engine.dispose()
+        assert all("down" not in pair for pair in pairs), pairs
+
+
+async def _health(url: str) -> dict[str, float]:
+    def read() -> dict[str, float]:
+        engine = make_engine(url)
+        with engine.connect() as conn:
+            rows = conn.execute(
+                select(ContenderHealth.contender, ContenderHealth.cooling_until).where(
+                    ContenderHealth.cooling_until > 0
+                )
+            ).all()
+        engine.dispose()
+        return {name: until for name, until in rows}
+
+    return await asyncio.to_thread(read)
+
+
+@pytest.fixture(autouse=True)
+def _clean_after(postgres_url: str):  # type: ignore[no-untyped-def]
+    yield
+    empty_database(postgres_url)  # the other suites' PostgreSQL tests start from an empty database
