@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # Debian packages the tests need: the browser for the page tests, bubblewrap
 # for GATE's code sandbox, docker-compose to check the compose file.
-DEBIAN_PACKAGES := chromium bubblewrap docker-compose
+DEBIAN_PACKAGES := chromium bubblewrap docker-compose nginx
 # axe-core, the accessibility checker the browser tests run in Chromium: from
 # npm at a pinned version and checksum, unpacked into the venv with its
 # licence (MPL-2.0) beside it. Fetched, not committed: no code from elsewhere
