@@ -18,6 +18,11 @@ def storable(text: str) -> str:
     return _UNSTORABLE.sub(REPLACEMENT, text) if _UNSTORABLE.search(text) else text
 
 
+def can_store(text: str) -> bool:
+    """False when `text` holds a NUL or a lone surrogate, which `storable` would replace."""
+    return not _UNSTORABLE.search(text)
+
+
 def storable_json(value: Any) -> Any:
     """`storable` applied to every string of a JSON-like value (keys included)."""
     if isinstance(value, str):

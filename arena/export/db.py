@@ -3,14 +3,14 @@
 `iter_voted_battles` pages through votes by id (keyset pagination: the same
 plain queries on SQLite and PostgreSQL, one page in memory at a time); the
 exporter and the ratings job both read votes through it. `import_rows`
-writes validated rows in one transaction: all of them or none.
+writes rows the reader has already validated, in short transactions of one batch each.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -251,9 +251,19 @@ class ImportResult:
     already_present: int = 0
 
 
-def import_rows(session: Session, rows: Iterable[dict[str, Any]], *, batch: int = PAGE) -> ImportResult:
-    """Insert validated clean_battle rows as voted battles (the caller commits
-    or rolls back; a row whose battle id is already stored is skipped)."""
+def import_rows(
+    session: Session,
+    rows: Iterable[dict[str, Any]],
+    *,
+    batch: int = PAGE,
+    after_batch: Callable[[], None] | None = None,
+) -> ImportResult:
+    """Insert validated clean_battle rows as voted battles, `batch` at a time; a row whose
+    battle id is already stored is skipped, so an interrupted import can simply be rerun.
+
+    `after_batch` (the command passes `session.commit`) ends each batch's transaction: a
+    running arena on the same SQLite file waits for one batch, not for the whole import.
+    Without it the caller commits or rolls back everything at once."""
     result = ImportResult()
     seen_images: set[str] = set()
     pending: list[dict[str, Any]] = []
@@ -262,8 +272,12 @@ def import_rows(session: Session, rows: Iterable[dict[str, Any]], *, batch: int 
         if len(pending) >= batch:
             _insert(session, pending, seen_images, result)
             pending = []
+            if after_batch is not None:
+                after_batch()
     if pending:
         _insert(session, pending, seen_images, result)
+    if after_batch is not None:
+        after_batch()
     return result
 
 

@@ -28,6 +28,7 @@ import pycountry
 
 from arena.answers.style import TOKEN, feature_vector
 from arena.db.tables import BATTLE_STATUSES
+from arena.db.text import can_store
 from arena.export.contract import ANSWER_COLUMNS as ANSWER_COLUMNS
 from arena.export.contract import COLUMNS as COLUMNS
 from arena.export.contract import HEADERS, CleanBattleRow, ConvMetadata, Winner
@@ -44,6 +45,9 @@ NOT_ANONYMOUS = "not_anonymous"
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 MAX_LANGUAGE_CODE = 16  # battles.language
 MAX_TSTAMP = 253402300799.0  # 9999-12-31T23:59:59Z, the last second a datetime holds
+# Far above what the arena itself takes (a 2,000-character question, 200,000-character answers),
+# so FastChat's long prompts still import, and far below what would fill the memory or the disk.
+TEXT_LIMITS = {"prompt": 100_000, "answer_a": 1_000_000, "answer_b": 1_000_000}
 
 
 class FormatError(ValueError):
@@ -256,11 +260,16 @@ def validate_row(row: Any) -> list[str]:
         value = row.get(key)
         if value is not None and not isinstance(value, str):
             problems.append(f"{key} must be a string")
-    # what PostgreSQL would refuse halfway through an import (SQLite would take it)
+    # what the databases would refuse halfway through an import: NUL (PostgreSQL) and lone
+    # surrogates, which JSON's `\ud800` escapes produce and no UTF-8 codec encodes
     for key in ("model_a", "model_b", "prompt", "judge", "language", "language_code", "answer_a", "answer_b"):
         value = row.get(key)
-        if isinstance(value, str) and "\x00" in value:
-            problems.append(f"{key} must not contain NUL characters")
+        if isinstance(value, str) and not can_store(value):
+            problems.append(f"{key} must not contain NUL characters or broken Unicode (a lone surrogate)")
+    for key, limit in TEXT_LIMITS.items():
+        value = row.get(key)
+        if isinstance(value, str) and len(value) > limit:
+            problems.append(f"{key} is {len(value):,} characters long; the limit is {limit:,}")
     code = row.get("language_code")
     if isinstance(code, str) and len(code) > MAX_LANGUAGE_CODE:
         problems.append(f"language_code is longer than {MAX_LANGUAGE_CODE} characters")

@@ -12,7 +12,7 @@ import csv
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from arena.export.contract import columns_of_kind
 from arena.export.format import SPREADSHEET_FORMULA, FormatError, validate_row
@@ -32,6 +32,10 @@ NUMBER_COLUMNS = columns_of_kind("number")
 # text a CSV cell leaves empty for "": FastChat rows may hold no prompt or judge
 EMPTY_TEXT_COLUMNS = ("prompt", "judge", "answer_a", "answer_b")
 MAX_ERRORS = 1000
+# One row, read before it is parsed: two answers at their limit, escaped as JSON, and the rest.
+# A longer line is refused without being held in memory whole.
+MAX_ROW_CHARS = 16 * 1024 * 1024
+TOO_DEEP = "nested too deeply to be a vote (JSON arrays or objects inside one another hundreds of times)"
 
 
 def detect_format(path: Path) -> str:
@@ -83,13 +87,34 @@ def valid_rows(path: Path) -> Iterator[dict[str, Any]]:
 
 def _jsonl(path: Path) -> Iterator[tuple[str, Any]]:
     with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield f"line {number}", json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield f"line {number}", ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})")
+        for number, line in _bounded_lines(f):
+            if line is None:
+                yield f"line {number}", ValueError(f"the line is longer than {MAX_ROW_CHARS:,} characters")
+            elif line.strip():
+                yield f"line {number}", _json(line)
+
+
+def _bounded_lines(f: IO[str]) -> Iterator[tuple[int, str | None]]:
+    """(number, line) for each line of `f`; None for a line over MAX_ROW_CHARS, skipped in pieces."""
+    number = 0
+    while line := f.readline(MAX_ROW_CHARS + 1):
+        number += 1
+        if len(line) > MAX_ROW_CHARS and not line.endswith("\n"):
+            while line and not line.endswith("\n"):
+                line = f.readline(1024 * 1024)
+            yield number, None
+        else:
+            yield number, line
+
+
+def _json(text: str) -> Any:
+    """The parsed value, or a ValueError that says in words why not (never a RecursionError)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        return ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})")
+    except RecursionError:
+        return ValueError(TOO_DEEP)
 
 
 def _json_array(path: Path) -> Iterator[tuple[str, Any]]:
@@ -97,6 +122,9 @@ def _json_array(path: Path) -> Iterator[tuple[str, Any]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         yield f"line {exc.lineno}", ValueError(f"not valid JSON ({exc.msg})")
+        return
+    except RecursionError:
+        yield "line 1", ValueError(TOO_DEEP)
         return
     if not isinstance(data, list):
         yield "line 1", ValueError("a .json export must be an array of rows (or use .jsonl)")
@@ -107,15 +135,24 @@ def _json_array(path: Path) -> Iterator[tuple[str, Any]]:
 
 def _csv(path: Path) -> Iterator[tuple[str, Any]]:
     # the csv module refuses cells over 128 KiB by default; an exported answer can be longer
-    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+    csv.field_size_limit(MAX_ROW_CHARS)
     with path.open(encoding="utf-8", newline="") as f:
         reader = csv.DictReader(f)
-        for record in reader:
+        while True:
+            try:
+                record = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:  # a cell over the limit, or a NUL byte: the rest cannot be trusted
+                yield f"line {reader.line_num}", ValueError(f"not a readable CSV record ({exc})")
+                return
             where = f"line {reader.line_num}"
             try:
                 yield where, _csv_row(record)
             except ValueError as exc:
                 yield where, exc
+            except RecursionError:
+                yield where, ValueError(TOO_DEEP)
 
 
 def _csv_row(record: dict[str, str | None]) -> dict[str, Any]:
