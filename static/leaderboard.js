@@ -1,7 +1,8 @@
-// GeoArena leaderboard: the plain/style toggle, the rating chart with
-// confidence whiskers, the win-rate heat map and the category tables.
-// Everything is drawn here as inline SVG from the snapshot in #lb-data:
-// no CDN, no library.
+// GeoArena leaderboard: the plain/style toggle, sorting and the name filter,
+// the rating chart with confidence whiskers, the win-rate heat map and the
+// category tables. Charts are drawn as inline SVG from #lb-data (no CDN, no
+// library). Every figure arrives formatted (or rounded) by the server
+// (arena/web/figures.py): this script prints them and formats nothing.
 (function () {
   "use strict";
 
@@ -9,11 +10,18 @@
   var dataNode = document.getElementById("lb-data");
   if (!dataNode) return;
   var snap = JSON.parse(dataNode.textContent || "{}");
-  if (!snap.leaderboard || !snap.leaderboard.length) return;
+  if (!snap.views || !snap.views.plain || !snap.views.plain.length) return;
 
   var view = "plain";
-  var css = getComputedStyle(document.documentElement);
-  function color(name, fallback) { return (css.getPropertyValue(name) || fallback).trim(); }
+  // The theme's colours are light-dark() pairs: a probe element resolves one
+  // to the colour in force, which SVG attributes can take.
+  var probe = document.createElement("span");
+  probe.hidden = true;
+  document.body.appendChild(probe);
+  function color(name, fallback) {
+    probe.style.color = "var(" + name + ", " + fallback + ")";
+    return getComputedStyle(probe).color || fallback;
+  }
 
   // ---- small helpers ---------------------------------------------------------
 
@@ -29,9 +37,9 @@
     if (text !== undefined) node.textContent = text;
     return node;
   }
-  function fmtInt(x) { return Math.round(x).toLocaleString("en-US"); }
-  function pct(x) { return (x * 100).toFixed(1) + "%"; }
-  function rows() { return view === "style" && snap.style ? snap.style.leaderboard : snap.leaderboard; }
+  function fmtInt(x) { return x.toLocaleString("en-US"); }  // counts: whole numbers already
+  function pct(x) { return x + "%"; }  // percentages: rounded by the server
+  function rows() { return snap.views[view] || snap.views.plain; }
   function niceStep(span, ticks) {
     var raw = span / Math.max(ticks, 1);
     var power = Math.pow(10, Math.floor(Math.log10(raw)));
@@ -41,9 +49,11 @@
   }
   function truncate(name, max) { return name.length > max ? name.slice(0, max - 1) + "…" : name; }
 
-  // ---- the table -------------------------------------------------------------
+  // ---- the tables: view, sort, filter -----------------------------------------
 
-  function fillTable(tbody, list, withElo) {
+  var sortKey = "rank", sortDir = 1;
+
+  function fillTable(tbody, list) {
     tbody.textContent = "";
     list.forEach(function (r) {
       var tr = html("tr");
@@ -51,22 +61,79 @@
       var name = html("td", "lb-name", r.contender);
       if (r.gate) { name.appendChild(document.createTextNode(" ")); name.appendChild(html("span", "badge lb-gate", "GATE")); }
       tr.appendChild(name);
-      var rating = html("td", "num"); rating.appendChild(html("strong", "", String(Math.round(r.rating)))); tr.appendChild(rating);
-      tr.appendChild(html("td", "num lb-ci", Math.round(r.ci_low) + "–" + Math.round(r.ci_high)));
-      tr.appendChild(html("td", "num", fmtInt(r.votes)));
-      tr.appendChild(html("td", "num", pct(r.win_rate)));
-      if (withElo !== null) tr.appendChild(html("td", "num lb-elo", withElo && r.elo != null ? String(Math.round(r.elo)) : ""));
+      var rating = html("td", "num"); rating.appendChild(html("strong", "", r.rating));
+      rating.appendChild(html("span", "lb-ci lb-ci-inline", r.interval)); tr.appendChild(rating);
+      tr.appendChild(html("td", "num lb-ci lb-ci-col", r.interval));
+      tr.appendChild(html("td", "num", r.votes));
+      tr.appendChild(html("td", "num", r.win_rate));
       tbody.appendChild(tr);
     });
   }
 
-  function renderTable() {
-    var table = document.getElementById("lb-table");
-    // provisional contenders (too few votes) are listed apart, below the board
-    fillTable(table.tBodies[0], rows().filter(function (r) { return !r.provisional; }), view === "plain");
-    table.classList.toggle("lb-no-elo", view !== "plain");
-    var provisional = document.getElementById("lb-prov-table");
-    if (provisional) fillTable(provisional.tBodies[0], rows().filter(function (r) { return r.provisional; }), null);
+  function sortable() { return Array.prototype.slice.call(document.querySelectorAll("table.lb-sortable")); }
+
+  function sortBody(tbody) {
+    var trs = Array.prototype.slice.call(tbody.rows);
+    trs.sort(function (a, b) {
+      var x = a.dataset[toCamel(sortKey)], y = b.dataset[toCamel(sortKey)];
+      var c = sortKey === "contender" ? (x < y ? -1 : x > y ? 1 : 0) : (+x - +y);
+      // ties keep the board's order
+      return c * sortDir || (+a.dataset.rank - +b.dataset.rank) || (a.dataset.contender < b.dataset.contender ? -1 : 1);
+    });
+    trs.forEach(function (tr) { tbody.appendChild(tr); });
+  }
+  function toCamel(key) { return key.replace(/_([a-z])/g, function (_, c) { return c.toUpperCase(); }); }
+
+  function applyView() {
+    var needle = (document.getElementById("lb-filter") || { value: "" }).value.trim().toLowerCase();
+    var shown = 0;
+    sortable().forEach(function (table) {
+      Array.prototype.forEach.call(table.tBodies, function (tbody) {
+        var active = tbody.dataset.view === view || (tbody.dataset.view === "plain" && !snap.views[view]);
+        tbody.hidden = !active;
+        if (!active) return;
+        sortBody(tbody);
+        Array.prototype.forEach.call(tbody.rows, function (tr) {
+          var match = !needle || tr.dataset.contender.indexOf(needle) !== -1;
+          tr.hidden = !match;
+          if (match && table.id === "lb-table") shown++;
+        });
+      });
+      table.classList.toggle("lb-no-elo", view !== "plain");
+      Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+        if (!th.dataset.sort) return;
+        if (th.dataset.sort === sortKey) th.setAttribute("aria-sort", sortDir > 0 ? "ascending" : "descending");
+        else th.removeAttribute("aria-sort");
+      });
+    });
+    var none = document.getElementById("lb-no-match");
+    if (none) none.hidden = shown > 0;
+    return shown;
+  }
+
+  function announce(text) {
+    var status = document.getElementById("lb-status");
+    if (status) status.textContent = text;
+  }
+
+  function setupTables() {
+    sortable().forEach(function (table) {
+      Array.prototype.forEach.call(table.querySelectorAll("th[data-sort] button"), function (button) {
+        button.addEventListener("click", function () {
+          var key = button.parentNode.dataset.sort;
+          // names read A to Z first; figures best first (rank: 1 first)
+          if (key === sortKey) sortDir = -sortDir;
+          else { sortKey = key; sortDir = key === "rank" || key === "contender" ? 1 : -1; }
+          applyView();
+          announce("Sorted by " + button.textContent.toLowerCase() + (sortDir > 0 ? ", ascending" : ", descending"));
+        });
+      });
+    });
+    var filter = document.getElementById("lb-filter");
+    if (filter) filter.addEventListener("input", function () {
+      var shown = applyView();
+      announce(filter.value.trim() ? shown + " contender" + (shown === 1 ? "" : "s") + " match" + (shown === 1 ? "es" : "") : "");
+    });
   }
 
   // ---- the rating chart --------------------------------------------------------
@@ -97,7 +164,7 @@
     list.forEach(function (r, i) {
       var y = top + i * rowH + rowH / 2;
       var g = el("g", { class: "lb-chart-row" });
-      g.appendChild(el("title", {}, r.contender + ": " + Math.round(r.rating) + " (" + Math.round(r.ci_low) + "–" + Math.round(r.ci_high) + "), rank " + r.rank));
+      g.appendChild(el("title", {}, r.label));
       g.appendChild(el("text", { x: labelW - 8, y: y + 4, "text-anchor": "end", class: "lb-label" }, truncate(r.contender, maxChars)));
       var c = r.gate ? gate : accent;
       g.appendChild(el("line", { x1: x(r.ci_low), x2: x(r.ci_high), y1: y, y2: y, stroke: c, "stroke-width": 2 }));
@@ -143,7 +210,7 @@
       return "rgba(31,111,92," + (0.08 + 0.85 * t).toFixed(3) + ")";
     }
     // diverging around 50%: red below, green above
-    var d = Math.max(-1, Math.min(1, (v - 0.5) * 2));
+    var d = Math.max(-1, Math.min(1, (v - 50) / 50));
     return d >= 0 ? "rgba(31,140,92," + (0.1 + 0.8 * d).toFixed(3) + ")" : "rgba(200,60,50," + (0.1 + 0.8 * -d).toFixed(3) + ")";
   }
 
@@ -159,34 +226,43 @@
     var maxBattles = 0;
     for (var i = 0; i < n; i++) for (var j = 0; j < n; j++) maxBattles = Math.max(maxBattles, m.battles[i][j]);
     var width = Math.max(box.clientWidth, 260);
+    // Cells shrink to fit the card (down to 3 px: 129 contenders fit a laptop);
+    // names are written only where a cell is tall enough to read them, and
+    // every cell keeps its figures in its tooltip.
     var labelW = Math.min(150, Math.round(width * 0.3));
+    var cell = Math.max(3, Math.min(64, Math.floor((width - labelW - 4) / n)));
+    var labelled = cell >= 9;
+    if (!labelled) { labelW = 4; cell = Math.max(3, Math.min(64, Math.floor((width - labelW - 4) / n))); }
     var maxChars = Math.max(6, Math.floor(labelW / 7));
-    var cell = Math.max(10, Math.min(64, Math.floor((width - labelW - 4) / n)));
-    var top = labelW * 0.75;
+    var top = labelled ? Math.round(labelW * 0.75) : 4;
     // rotated column labels lean right: leave them room past the last column
-    var w = labelW + n * cell + Math.round(top * 0.8), h = top + n * cell + 4;
+    var w = Math.min(width, labelW + n * cell + (labelled ? Math.round(top * 0.8) : 4)), h = top + n * cell + 4;
+    if (labelW + n * cell > w) w = labelW + n * cell + 4;
     var svg = el("svg", { width: w, height: h, viewBox: "0 0 " + w + " " + h, class: "lb-svg" });
-    names.forEach(function (name, k) {
-      svg.appendChild(el("text", { x: labelW - 6, y: top + k * cell + cell / 2 + 4, "text-anchor": "end", class: "lb-label" }, truncate(name, maxChars)));
-      var cx = labelW + k * cell + cell / 2;
-      svg.appendChild(el("text", { x: cx, y: top - 6, transform: "rotate(-45 " + cx + " " + (top - 6) + ")", class: "lb-label" }, truncate(name, maxChars)));
-    });
+    if (labelled) {
+      names.forEach(function (name, k) {
+        svg.appendChild(el("text", { x: labelW - 6, y: top + k * cell + cell / 2 + 4, "text-anchor": "end", class: "lb-label" }, truncate(name, maxChars)));
+        var cx = labelW + k * cell + cell / 2;
+        svg.appendChild(el("text", { x: cx, y: top - 6, transform: "rotate(-45 " + cx + " " + (top - 6) + ")", class: "lb-label" }, truncate(name, maxChars)));
+      });
+    }
     var border = color("--border", "#ccc");
     for (i = 0; i < n; i++) {
       for (j = 0; j < n; j++) {
         var v = i === j ? null : values[i][j];
         if (kind === "battles" && v === 0) v = null;
-        var rect = el("rect", { x: labelW + j * cell, y: top + i * cell, width: cell, height: cell, fill: heatColour(v, kind, maxBattles), stroke: border, "stroke-width": 0.5 });
+        var rect = el("rect", { x: labelW + j * cell, y: top + i * cell, width: cell, height: cell, fill: heatColour(v, kind, maxBattles), stroke: border, "stroke-width": cell >= 6 ? 0.5 : 0 });
         var label = i === j ? names[i] : names[i] + " vs " + names[j] + ": " + (v === null ? "never met" : kind === "battles" ? fmtInt(v) + " battles" : pct(v) + " (" + fmtInt(m.battles[i][j]) + " battles)");
         rect.appendChild(el("title", {}, label));
         svg.appendChild(rect);
-        if (cell >= 30 && v !== null) {
-          svg.appendChild(el("text", { x: labelW + j * cell + cell / 2, y: top + i * cell + cell / 2 + 4, "text-anchor": "middle", class: "lb-cell" }, kind === "battles" ? (v >= 1000 ? Math.round(v / 1000) + "k" : String(v)) : Math.round(v * 100)));
+        if (cell >= 34 && v !== null) {
+          svg.appendChild(el("text", { x: labelW + j * cell + cell / 2, y: top + i * cell + cell / 2 + 4, "text-anchor": "middle", class: "lb-cell" }, kind === "battles" ? fmtInt(v) : String(v)));
         }
       }
     }
     box.textContent = "";
     box.appendChild(svg);
+    markScrollers();
   }
 
   function setupHeat() {
@@ -211,7 +287,45 @@
     if (!sel) return;
     var cat = snap.categories[+sel.value];
     document.getElementById("lb-cat-thin").hidden = !cat.too_few_votes;
-    fillTable(document.getElementById("lb-cat-table").tBodies[0], cat.leaderboard, null);
+    fillTable(document.getElementById("lb-cat-table").tBodies[0], cat.rows);
+  }
+
+  // ---- scrolling regions --------------------------------------------------------------
+
+  // A box whose content is wider (or taller) than itself scrolls: it gets a
+  // name and a tab stop, so keyboards reach it, and a visible cue (a shadow
+  // at the edge with more to see and a line saying so) for everyone.
+  function markScrollers() {
+    Array.prototype.forEach.call(document.querySelectorAll("[data-scroll-label]"), function (box) {
+      var wide = box.scrollWidth > box.clientWidth + 1, tall = box.scrollHeight > box.clientHeight + 1;
+      var scrolls = wide || tall;
+      box.classList.toggle("lb-scrolls", scrolls);
+      box.classList.toggle("lb-scrolls--x", wide);
+      if (scrolls) {
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("role", "region");
+        box.setAttribute("aria-label", box.dataset.scrollLabel + (wide ? ", scrolls sideways" : ", scrolls"));
+      } else {
+        box.removeAttribute("tabindex");
+        box.removeAttribute("role");
+        box.removeAttribute("aria-label");
+      }
+      edges(box);
+      var hint = box.previousElementSibling && box.previousElementSibling.classList.contains("lb-scroll-hint") ? box.previousElementSibling : null;
+      if (wide && !hint) {
+        hint = html("p", "lb-scroll-hint", "Scroll sideways for more columns →");
+        hint.setAttribute("aria-hidden", "true");
+        box.parentNode.insertBefore(hint, box);
+      } else if (!wide && hint) hint.remove();
+      if (!box.dataset.scrollWatched) {
+        box.dataset.scrollWatched = "1";
+        box.addEventListener("scroll", function () { edges(box); }, { passive: true });
+      }
+    });
+  }
+  function edges(box) {
+    box.classList.toggle("lb-more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 1);
+    box.classList.toggle("lb-more-left", box.scrollLeft > 1);
   }
 
   // ---- wiring --------------------------------------------------------------------------
@@ -223,25 +337,35 @@
       Array.prototype.forEach.call(document.querySelectorAll(".lb-toggle"), function (b) {
         b.setAttribute("aria-pressed", String(b === button));
       });
-      renderTable();
+      applyView();
       renderChart();
+      markScrollers();
     });
   });
   var computed = document.getElementById("lb-computed");
-  if (computed && snap.computed_at) {
-    var when = new Date(snap.computed_at);
+  if (computed && computed.getAttribute("datetime")) {
+    var when = new Date(computed.getAttribute("datetime"));
     if (!isNaN(when)) computed.textContent = when.toLocaleString();
   }
   var cat = document.getElementById("lb-cat");
-  if (cat) cat.addEventListener("change", renderCategory);
+  if (cat) cat.addEventListener("change", function () { renderCategory(); markScrollers(); });
+  setupTables();
   setupHeat();
   renderChart();
   renderCoefficients();
   renderHeat();
   renderCategory();
+  markScrollers();
+  // the benchmark section fills its tables later (bench.js): mark those when they arrive
+  var bench = document.getElementById("bench");
+  if (bench && window.MutationObserver) {
+    new MutationObserver(function () { markScrollers(); }).observe(bench, { childList: true, subtree: true });
+  }
+  // the header's toggle switched light and dark (static/theme.js): redraw in the new colours
+  document.addEventListener("geoarena:theme", function () { renderChart(); renderCoefficients(); renderHeat(); });
   var resizeTimer = null;
   window.addEventListener("resize", function () {
     clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(function () { renderChart(); renderHeat(); }, 150);
+    resizeTimer = setTimeout(function () { renderChart(); renderHeat(); markScrollers(); }, 150);
   });
 })();

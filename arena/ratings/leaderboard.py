@@ -302,11 +302,7 @@ def _build(
         snapshot["style"] = _style_section(
             log, a, b, names, anchor, options, plain.regularized, plain.theta, played, win_rate, progress
         )
-        if snapshot["style"]["separated"]:
-            snapshot["notes"].append(
-                "too few votes for the style-adjusted fit: the style features separate the votes, "
-                "so its coefficients and ratings do not mean much yet"
-            )
+        # whether the fit is identified enough to show is Snapshot.style_withheld's call, said to visitors there
         clock = _lap(timings, "style", clock)
     elif options.style:
         snapshot["notes"].append("no style features in the input: style-adjusted ratings skipped")

@@ -132,6 +132,7 @@ class TestBenchSection:
             assert all(r.startswith(base) for r in requests), [r for r in requests if not r.startswith(base)]
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.locator("#bench").screenshot(path=str(SCREENSHOTS / "leaderboard-bench.png"))
+            assert_accessible(page, "/leaderboard with benchmark results, desktop")
         finally:
             context.close()
 
@@ -143,6 +144,7 @@ class TestBenchSection:
             width = page.evaluate("document.documentElement.scrollWidth")
             assert width <= 390 + 1, width
             assert not errors, errors
+            assert_accessible(page, "/leaderboard with benchmark results, phone")
         finally:
             context.close()
 

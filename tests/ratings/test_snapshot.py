@@ -13,6 +13,7 @@ from arena.ratings.leaderboard import (
     VoteLogBuilder,
     build_snapshot,
 )
+from arena.ratings.snapshot import Snapshot
 from tests.ratings.simulate import simulate
 
 
@@ -101,7 +102,8 @@ class TestSnapshot:
         # Here the longer answer always wins: length separates the votes perfectly.
         snap = build_snapshot(two_contender_log(), RankOptions(ci="sandwich"))
         assert snap["style"]["separated"] is True
-        assert any("too few votes for the style-adjusted fit" in note for note in snap["notes"])
+        reason = Snapshot.model_validate(snap).style_withheld()
+        assert reason is not None and "appear at 60 votes" in reason and "there are 4 so far" in reason
 
     def test_rank_counts_only_contenders_surely_better(self):
         rng = np.random.default_rng(0)
