@@ -226,10 +226,10 @@ def no_page_scroll(page: Any) -> None:
 
 class TestStyleWithheldUntilIdentified:
     def test_few_votes_withhold_the_view_and_its_coefficients_with_the_reason(self, chromium, tmp_path):
-        snapshot = snapshot_for(4, 80, 6)  # 80 votes for 3 + 5 parameters: 80 are needed, separation aside
+        snapshot = snapshot_for(4, 80, 6)  # 3 + 6 parameters: 90 votes are needed
         snapshot["votes_used"] = 70
         reason = Snapshot.model_validate(snapshot).style_withheld()
-        assert reason and "appear at 80 votes" in reason and "there are 70 so far" in reason
+        assert reason and "appear at 90 votes" in reason and "there are 70 so far" in reason
         with serve_with(tmp_path, snapshot) as base:
             for phone in (False, True):
                 context, page, _, errors = open_page(chromium, base, phone=phone)

@@ -103,7 +103,7 @@ class TestSnapshot:
         snap = build_snapshot(two_contender_log(), RankOptions(ci="sandwich"))
         assert snap["style"]["separated"] is True
         reason = Snapshot.model_validate(snap).style_withheld()
-        assert reason is not None and "appear at 60 votes" in reason and "there are 4 so far" in reason
+        assert reason is not None and "appear at 70 votes" in reason and "there are 4 so far" in reason
 
     def test_rank_counts_only_contenders_surely_better(self):
         rng = np.random.default_rng(0)
