@@ -104,8 +104,13 @@ class TestExamplePoolFile:
             deps = ProviderDeps(http=http, images=LocalImageStore(tmp_path), pool=pool_config)
             pool = build_pool(deps)
             build_gatekeeper(pool_config, deps)
-        assert len(pool) == len(pool_config.contenders) == 8
+        assert len(pool) == len(pool_config.contenders) == 10
         assert pool["gpt-4o+gate"].gate and not pool["gpt-4o"].gate
+        assert pool["gpt-4o+fixed"].gate and type(pool["gpt-4o+fixed"]).__name__ == "FixedPolicyContender"
+        search_only = pool["gpt-4o+search"]
+        assert [t.name for t in search_only.tools] == ["visit", "web_search"]  # type: ignore[attr-defined]
+        # without ARENA_PUBLIC_URL the search engine could not fetch the image: the tool says so
+        assert "ARENA_PUBLIC_URL" in search_only.disabled["reverse_image_search"]  # type: ignore[attr-defined]
 
 
 class TestDocumentedSettings:

@@ -16,7 +16,7 @@ from arena.vision.ops import (
     rotate,
     super_resolution,
 )
-from arena.vision.policy import PolicyView, crop_boxes, fixed_policy_views
+from arena.vision.policy import PolicyView, crop_boxes, fixed_policy_views, searched_views
 
 
 class TestCrop:
@@ -176,6 +176,16 @@ class TestFixedPolicy:
         assert views[1].tool == "rotate" and -11 < views[1].args["degrees"] < -5
         assert all(v.args.get("rotated_degrees") == views[1].args["degrees"] for v in views[2:])
         assert len(views) == 12
+
+    def test_seven_views_are_searched_the_levelled_one_first(self, load_photo, street: Image.Image) -> None:
+        level = searched_views(fixed_policy_views(street))
+        assert [v.label.split(" +")[0] for v in level] == [
+            "full", *(f"{p} crop 0.8" for p in ("top-left", "top-right", "bottom-left", "bottom-right", "centre")),
+            "centre crop 0.6",
+        ]  # fmt: skip
+        rolled = fixed_policy_views(load_photo("level1-34.jpg").rotate(8, resample=Image.Resampling.BICUBIC))
+        searched = searched_views(rolled)
+        assert len(searched) == 7 and searched[0].tool == "rotate" and all(v.tool != "original" for v in searched)
 
     def test_crop_boxes(self) -> None:
         boxes = dict(crop_boxes(0.6))
