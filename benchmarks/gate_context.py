@@ -20,7 +20,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+# the repository, in place of benchmarks/ (whose http.py would shadow the standard library's)
+sys.path[0] = str(ROOT)
 
 import httpx  # noqa: E402
 from PIL import Image  # noqa: E402

@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+# the repository, in place of benchmarks/ (whose http.py would shadow the standard library's)
+sys.path[0] = str(ROOT)
 
 import httpx  # noqa: E402
 from PIL import Image  # noqa: E402
@@ -72,10 +73,7 @@ async def run(image: ContenderImage, question: str) -> None:
                 async for event in contender.stream(question, image):
                     if isinstance(event, ToolStep):
                         n += 1
-                        args = {k: v for k, v in event.args.items() if k != "image"} | {
-                            "image": event.args.get("image")
-                        }
-                        print(f"{n:>2}. {event.tool:<21} {json.dumps(args)[:90]}")
+                        print(f"{n:>2}. {event.tool:<21} {json.dumps(event.args)[:100]}")
                         print(f"    -> {event.observation[:110]}")
                     elif isinstance(event, TextDelta):
                         answer += event.text
