@@ -1,16 +1,18 @@
 """Make the offline gatekeeper's data and model (a developer's tool, never
 imported by the server).
 
-    python -m arena.gatekeeper.build collect --chatterbot WHEEL --mhumaneval GITDIR --iglue GITDIR
+    python -m arena.gatekeeper.build collect --chatterbot WHEEL --mhumaneval GITDIR --iglue GITDIR --xquad GITDIR
     python -m arena.gatekeeper.build fit
 
 `collect` reads the public sources named in `data/README.md` (a wheel from
-PyPI and two git checkouts), labels each prompt by `policy.py`, adds the
+PyPI and three git checkouts), labels each prompt by `policy.py`, adds the
 prompts we wrote ourselves (`data/authored/`) and writes
 `data/prompts/<lang>.jsonl`, every row `{prompt, geographic, lang, source}`.
 `fit` trains the logistic regression on all of them and writes
 `data/model.npz` (weights, bias, the dataset's hash: arrays only, loaded
 without pickle). Both are deterministic: the same inputs give the same files.
+`collect` needs babel (`pip install -e '.[gatekeeper-build]'`); `fit` needs
+scikit-learn, a dependency of the arena already.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from arena.gatekeeper.alignment import Alignment, induce
 from arena.gatekeeper.dataset import (
     DATA_DIR,
     LabelledPrompt,
@@ -109,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     collect.add_argument("--chatterbot", type=Path, required=True, help="chatterbot_corpus-1.3.3 wheel")
     collect.add_argument("--mhumaneval", type=Path, required=True, help="git dir of mraihan-gmu/mHumanEval-Benchmark")
     collect.add_argument("--iglue", type=Path, required=True, help="git dir of e-bug/iglue")
+    collect.add_argument("--xquad", type=Path, required=True, help="git dir of google-deepmind/xquad")
     fit = sub.add_parser("fit", help="fit data/model.npz on data/prompts")
     fit.add_argument("--c", type=float, default=DEFAULT_C, help="inverse regularisation strength")
     sub.add_parser("languages", help="rebuild the language identifier's Latin-script profiles")
@@ -117,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         path = write_language_profiles(load_dataset())
         print(f"wrote {path}", file=sys.stderr)
     elif args.command == "collect":
-        rows = list(collect_rows(args.chatterbot, args.mhumaneval, args.iglue))
+        rows = list(collect_rows(args.chatterbot, args.mhumaneval, args.iglue, args.xquad))
         write_prompts(rows)
         print(f"wrote {len(rows)} prompts to {DATA_DIR / 'prompts'}", file=sys.stderr)
     else:
@@ -130,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
 # -- collecting --------------------------------------------------------------------
 
 
-def collect_rows(chatterbot: Path, mhumaneval: Path, iglue: Path) -> Iterator[LabelledPrompt]:
+def collect_rows(chatterbot: Path, mhumaneval: Path, iglue: Path, xquad: Path) -> Iterator[LabelledPrompt]:
     seen: set[str] = set()
     sources = (
         _v1(),
@@ -138,6 +142,7 @@ def collect_rows(chatterbot: Path, mhumaneval: Path, iglue: Path) -> Iterator[La
         _chatterbot(chatterbot),
         _mhumaneval(mhumaneval),
         _xgqa(iglue),
+        _xquad(xquad),
         _places(),
         _stuffing(),
     )
@@ -161,7 +166,14 @@ def write_prompts(rows: Iterable[LabelledPrompt]) -> None:
         items.sort(key=lambda r: (r.source, r.prompt))
         with (folder / f"{lang}.jsonl").open("w", encoding="utf-8") as f:
             for r in items:
-                record = {"prompt": r.prompt, "geographic": r.geographic, "lang": r.lang, "source": r.source}
+                record: dict[str, object] = {
+                    "prompt": r.prompt,
+                    "geographic": r.geographic,
+                    "lang": r.lang,
+                    "source": r.source,
+                }
+                if r.group:
+                    record["group"] = r.group
                 f.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
@@ -202,7 +214,7 @@ def _mhumaneval(gitdir: Path) -> Iterator[LabelledPrompt]:
             doc = re.search(r'"""(.*?)(?:>>>|Example|"""|$)', prompt, flags=re.DOTALL)
             prose = " ".join(doc.group(1).split()) if doc else ""
             if len(prose) >= 20 and number % 2 == 0:
-                yield LabelledPrompt(prose[:600], False, lang, "mhumaneval:task")
+                yield LabelledPrompt(prose[:600], False, lang, "mhumaneval:task", f"mhumaneval:{number}")
             elif number % 8 == 1 or (rng.random() < 0.05):
                 yield LabelledPrompt(prompt.strip()[:900], False, lang, "mhumaneval:code")
 
@@ -217,25 +229,45 @@ def _xgqa(gitdir: Path) -> Iterator[LabelledPrompt]:
         questions = json.loads(_git_show(gitdir, f"datasets/xGQA/annotations/few_shot/{lang}/dev.json"))
         for qid in sorted(chosen):
             if qid in questions:
-                yield LabelledPrompt(str(questions[qid]["question"]).strip(), False, lang, "xgqa:dev")
+                yield LabelledPrompt(str(questions[qid]["question"]).strip(), False, lang, "xgqa:dev", f"xgqa:{qid}")
+
+
+XQUAD = ("ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh")
+XQUAD_PER_LANGUAGE = 200
+
+
+def _xquad(gitdir: Path) -> Iterator[LabelledPrompt]:
+    """XQuAD's questions on Wikipedia paragraphs (sport, science, history, places ...), the same
+    sample in each of its languages: knowledge questions with no photo in play."""
+    rng = random.Random(SEED)
+    chosen: list[int] | None = None
+    for lang in XQUAD:
+        data = json.loads(_git_show(gitdir, f"xquad.{lang}.json"))["data"]
+        questions = [q["question"] for article in data for p in article["paragraphs"] for q in p["qas"]]
+        if chosen is None:
+            chosen = sorted(rng.sample(range(len(questions)), XQUAD_PER_LANGUAGE))
+        for number in chosen:
+            prompt = " ".join(str(questions[number]).split())
+            if len(prompt) >= 8:
+                yield LabelledPrompt(prompt, False, lang, "xquad:validation", f"xquad:{number}")
+
+
+# The authored files other than English's are written line for line: line k of a section
+# says the same in each of them (checked by a test), so (section, k) is a translation group.
+PARALLEL_EXCEPT = ("en",)
 
 
 def _authored() -> Iterator[LabelledPrompt]:
     """Our own prompts, `data/authored/<lang>.txt`: `# <section>` headers, one prompt a line."""
     for path in sorted((DATA_DIR / "authored").glob("*.txt")):
         lang = path.stem
-        section = ""
-        for line in path.read_text("utf-8").splitlines():
-            text = line.strip()
-            if not text:
-                continue
-            if text.startswith("# "):
-                section = text[2:].strip()
-                continue
+        for section, lines in _sections(path).items():
             if section == "stuffing" or section.endswith("-templates"):
                 continue
             geographic = section.startswith("geo")
-            yield LabelledPrompt(text, geographic, lang, f"geoarena-authored:{section}")
+            for number, text in enumerate(lines):
+                group = "" if lang in PARALLEL_EXCEPT else f"authored:{section}:{number}"
+                yield LabelledPrompt(text, geographic, lang, f"geoarena-authored:{section}", group)
         yield from _pairs(path)
 
 
@@ -289,7 +321,10 @@ PLACE_CODES = (
 def _places() -> Iterator[LabelledPrompt]:
     """The `{place}` templates of each language filled with country names in that language:
     taken when they ask about the photo, refused when they are a quiz about the country."""
-    from babel import Locale
+    try:
+        from babel import Locale
+    except ImportError:
+        raise SystemExit("build collect needs babel: pip install -e '.[gatekeeper-build]'") from None
 
     for path in sorted((DATA_DIR / "authored").glob("*.txt")):
         lang = path.stem
@@ -299,10 +334,14 @@ def _places() -> Iterator[LabelledPrompt]:
             if not section.endswith("-templates"):
                 continue
             geographic = section.startswith("geo")
-            for template in lines:
+            for number, template in enumerate(lines):
                 for code in rng.sample(PLACE_CODES, 12):
                     yield LabelledPrompt(
-                        template.replace("{place}", names[code]), geographic, lang, f"geoarena-augmented:{section}"
+                        template.replace("{place}", names[code]),
+                        geographic,
+                        lang,
+                        f"geoarena-augmented:{section}",
+                        "" if lang in PARALLEL_EXCEPT else f"places:{section}:{number}:{code}",
                     )
 
 
@@ -356,21 +395,23 @@ def _git_show(gitdir: Path, path: str) -> str:
 DEFAULT_C = 10.0
 
 
-def fit_weights(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> tuple[np.ndarray, float]:
-    """Logistic regression on hashed n-grams; each (language, label) and each source weighs
-    the same in total, so a big source (code) does not teach the model that long means no."""
+def fit_weights(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> tuple[np.ndarray, float, Alignment]:
+    """Logistic regression on hashed n-grams and cross-lingual concepts (induced from these
+    rows' translation groups); each (language, label) and each source weighs the same in
+    total, so a big source (code) does not teach the model that long means no."""
     import scipy.sparse as sp
     from sklearn.linear_model import LogisticRegression
 
     from arena.gatekeeper.features import DIMENSIONS, feature_rows
 
-    data, indices, indptr = feature_rows([r.prompt for r in rows])
+    alignment = induce([(r.group, r.lang, r.prompt) for r in rows])
+    data, indices, indptr = feature_rows([r.prompt for r in rows], alignment)
     x = sp.csr_matrix((data, indices, indptr), shape=(len(rows), DIMENSIONS))
     y = np.array([r.geographic for r in rows], dtype=int)
     weights = _balanced_weights(rows)
     model = LogisticRegression(C=c, solver="liblinear", max_iter=2000)
     model.fit(x, y, sample_weight=weights)
-    return model.coef_[0].astype(np.float32), float(model.intercept_[0])
+    return model.coef_[0].astype(np.float32), float(model.intercept_[0]), alignment
 
 
 def _balanced_weights(rows: list[LabelledPrompt]) -> np.ndarray:
@@ -399,7 +440,7 @@ def _emphasis(row: LabelledPrompt) -> float:
 
 
 def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
-    coef, bias = fit_weights(rows, c=c)
+    coef, bias, alignment = fit_weights(rows, c=c)
     path = DATA_DIR / "model.npz"
     digest = np.frombuffer(bytes.fromhex(dataset_hash(rows)), dtype=np.uint8)
     buffer = io.BytesIO()
@@ -410,6 +451,8 @@ def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
         dataset_sha256=digest,
         trained_on=np.array([len(rows)], dtype=np.int64),
         c=np.array([c], dtype=np.float64),
+        alignment_keys=alignment.keys,
+        alignment_concepts=alignment.concepts,
     )
     path.write_bytes(buffer.getvalue())
     return path

@@ -1,5 +1,6 @@
 """The labelled prompts the offline gatekeeper learns from: `data/prompts/<lang>.jsonl`,
-one `{prompt, geographic, lang, source}` a line (sources and licences in `data/README.md`)."""
+one `{prompt, geographic, lang, source}` a line, with `group` when the prompt is one of a set
+of translations (sources and licences in `data/README.md`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class LabelledPrompt:
     geographic: bool
     lang: str
     source: str  # "<dataset>:<part>", the unit a held-out evaluation leaves out whole
+    group: str = ""  # shared by the translations of one prompt (alignment.py), else empty
 
     @property
     def family(self) -> str:
@@ -41,7 +43,13 @@ def load_prompts(folder: Path) -> tuple[LabelledPrompt, ...]:
             try:
                 row = json.loads(line)
                 rows.append(
-                    LabelledPrompt(str(row["prompt"]), bool(row["geographic"]), str(row["lang"]), str(row["source"]))
+                    LabelledPrompt(
+                        str(row["prompt"]),
+                        bool(row["geographic"]),
+                        str(row["lang"]),
+                        str(row["source"]),
+                        str(row.get("group", "")),
+                    )
                 )
             except (ValueError, KeyError, TypeError) as exc:
                 raise ValueError(f"{path.name}:{number}: not a labelled prompt ({exc})") from None
@@ -51,5 +59,6 @@ def load_prompts(folder: Path) -> tuple[LabelledPrompt, ...]:
 def dataset_hash(rows: Sequence[LabelledPrompt]) -> str:
     h = hashlib.sha256()
     for row in rows:
-        h.update(f"{row.lang}\t{int(row.geographic)}\t{row.source}\t{row.prompt}\n".encode())
+        group = f"\t{row.group}" if row.group else ""
+        h.update(f"{row.lang}\t{int(row.geographic)}\t{row.source}{group}\t{row.prompt}\n".encode())
     return h.hexdigest()

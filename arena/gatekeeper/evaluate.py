@@ -105,8 +105,8 @@ def evaluate_offline(
             continue
         if progress:
             progress(f"fold {fold + 1}/{FOLDS}: fitting on {len(train)}, scoring {len(test)} unseen")
-        weights, bias = fit_weights(train, c=DEFAULT_C if c is None else c)
-        model = OfflineModel.from_weights(weights, bias, trained_on=len(train))
+        weights, bias, alignment = fit_weights(train, c=DEFAULT_C if c is None else c)
+        model = OfflineModel.from_weights(weights, bias, alignment=alignment, trained_on=len(train))
         for row in test:
             report.add(row, model.score(row.prompt), threshold)
     return report

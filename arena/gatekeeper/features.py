@@ -4,7 +4,9 @@ Pure Python and numpy, so the server needs no scikit-learn to score a
 prompt and the fitted model is a plain array of weights. Character n-grams
 (1 to 4, inside words padded with spaces) need no tokeniser, so Thai,
 Chinese and Japanese work like Swedish; word unigrams and bigrams carry
-phrases ("tell me", "this photo"). Every n-gram is hashed (a polynomial hash
+phrases ("tell me", "this photo"); with an alignment (alignment.py) each
+token also carries the concept it shares with its translations in other
+languages. Every n-gram is hashed (a polynomial hash
 of code points, CRC-32 for words: stable across processes, unlike `hash`)
 into `DIMENSIONS` buckets; a prompt's
 vector is binary and L2-normalised, so a prompt stuffed with place words
@@ -20,7 +22,10 @@ from itertools import pairwise
 
 import numpy as np
 
+from arena.gatekeeper.alignment import Alignment, token_key, tokens
+
 DIMENSIONS = 1 << 18
+CHAR_NGRAMS = (1, 2, 3, 4)
 MAX_CHARS = 4000  # the arena's prompts stop at 2,000; a CLI file line may be longer
 _WORD = re.compile(r"\w+")
 _MASK = DIMENSIONS - 1
@@ -31,9 +36,14 @@ def normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text[:MAX_CHARS]).lower().split())
 
 
-def feature_indices(text: str) -> np.ndarray:
-    """The sorted, distinct buckets of one prompt's n-grams."""
-    words = _WORD.findall(normalise(text))
+def words_of(text: str) -> list[str]:
+    return _WORD.findall(normalise(text))
+
+
+def feature_indices(text: str, alignment: Alignment | None = None) -> np.ndarray:
+    """The sorted, distinct buckets of one prompt's n-grams, and of the cross-lingual
+    concepts its tokens carry when an `alignment` is given (see alignment.py)."""
+    words = words_of(text)
     if not words:
         return np.zeros(0, dtype=np.int64)
     # Character n-grams of " word word ... ", hashed with numpy: a prompt of 2,000
@@ -44,15 +54,19 @@ def feature_indices(text: str) -> np.ndarray:
     seam = np.concatenate([[0], np.cumsum((codes[:-1] == 32) & (codes[1:] == 32))])
     parts = []
     h = np.zeros(len(codes), dtype=np.uint64)
-    for n in (1, 2, 3, 4):
+    for n in range(1, max(CHAR_NGRAMS) + 1):
         if len(codes) < n:
             break
         h = h[: len(codes) - n + 1] * _PRIME + codes[n - 1 :]
-        inside = seam[n - 1 :] == seam[: len(codes) - n + 1]
-        parts.append(_mix(h[inside] + np.uint64(n)))
+        if n in CHAR_NGRAMS:
+            inside = seam[n - 1 :] == seam[: len(codes) - n + 1]
+            parts.append(_mix(h[inside] + np.uint64(n)))
     crc = zlib.crc32
-    tokens = ["w\x00" + w for w in words] + [f"b\x00{a}\x00{b}" for a, b in pairwise(words)]
-    parts.append(np.fromiter((crc(t.encode("utf-8")) for t in tokens), dtype=np.uint64, count=len(tokens)))
+    grams = ["w\x00" + w for w in words] + [f"b\x00{a}\x00{b}" for a, b in pairwise(words)]
+    parts.append(np.fromiter((crc(t.encode("utf-8")) for t in grams), dtype=np.uint64, count=len(grams)))
+    if alignment is not None and len(alignment):  # one more feature per token with a cross-lingual concept
+        keys = np.fromiter((token_key(t) for t in tokens(words)), dtype=np.uint32)
+        parts.append(alignment.lookup(keys).astype(np.uint64))
     return np.unique((np.concatenate(parts) & np.uint64(_MASK)).astype(np.int64))
 
 
@@ -66,13 +80,13 @@ def _mix(h: np.ndarray) -> np.ndarray:
     return np.asarray(h ^ (h >> np.uint64(31)))
 
 
-def feature_rows(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def feature_rows(texts: list[str], alignment: Alignment | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR parts (data, indices, indptr) of many prompts, for fitting."""
     indices: list[np.ndarray] = []
     indptr = [0]
     data: list[np.ndarray] = []
     for text in texts:
-        idx = feature_indices(text)
+        idx = feature_indices(text, alignment)
         indices.append(idx)
         data.append(np.full(len(idx), 1.0 / np.sqrt(max(len(idx), 1)), dtype=np.float32))
         indptr.append(indptr[-1] + len(idx))

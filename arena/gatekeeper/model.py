@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from arena.gatekeeper.alignment import Alignment
 from arena.gatekeeper.dataset import DATA_DIR
 from arena.gatekeeper.features import DIMENSIONS, feature_indices
 
@@ -24,6 +25,7 @@ class OfflineModel:
     bias: float
     dataset_sha256: str  # of the prompts it was fitted on
     trained_on: int
+    alignment: Alignment  # token -> cross-lingual concept, induced with the weights
 
     @classmethod
     def load(cls, path: Path = MODEL_PATH) -> OfflineModel:
@@ -31,15 +33,29 @@ class OfflineModel:
             weights = np.ascontiguousarray(npz["weights"], dtype=np.float32)
             if weights.shape != (DIMENSIONS,):
                 raise ValueError(f"{path}: {weights.shape[0]} weights, the features need {DIMENSIONS}")
-            return cls(weights, float(npz["bias"][0]), bytes(npz["dataset_sha256"]).hex(), int(npz["trained_on"][0]))
+            alignment = Alignment(
+                np.ascontiguousarray(npz["alignment_keys"], dtype=np.uint32),
+                np.ascontiguousarray(npz["alignment_concepts"], dtype=np.uint32),
+            )
+            return cls(
+                weights,
+                float(npz["bias"][0]),
+                bytes(npz["dataset_sha256"]).hex(),
+                int(npz["trained_on"][0]),
+                alignment,
+            )
 
     @classmethod
-    def from_weights(cls, weights: np.ndarray, bias: float, *, trained_on: int = 0) -> OfflineModel:
-        return cls(np.ascontiguousarray(weights, dtype=np.float32), bias, "", trained_on)
+    def from_weights(
+        cls, weights: np.ndarray, bias: float, *, alignment: Alignment | None = None, trained_on: int = 0
+    ) -> OfflineModel:
+        return cls(
+            np.ascontiguousarray(weights, dtype=np.float32), bias, "", trained_on, alignment or Alignment.empty()
+        )
 
     def score(self, prompt: str) -> float:
         """P(geographic) of one prompt."""
-        idx = feature_indices(prompt)
+        idx = feature_indices(prompt, self.alignment)
         if len(idx) == 0:
             return 1.0 / (1.0 + math.exp(-self.bias))
         z = float(self.weights[idx].sum()) / math.sqrt(len(idx)) + self.bias

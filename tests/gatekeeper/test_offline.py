@@ -10,6 +10,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from arena.gatekeeper.alignment import PIVOT, Alignment, concept_key, induce, token_key, tokens
+from arena.gatekeeper.build import PARALLEL_EXCEPT, _sections
 from arena.gatekeeper.dataset import (
     DATA_DIR,
     LabelledPrompt,
@@ -31,17 +33,12 @@ ISSUE_GEOGRAPHIC = (
     "Does it snow here?",
 )
 # From the issue: prompts a word matched although nothing in them is about a photo's place.
-ISSUE_NOT_GEOGRAPHIC: tuple[object, ...] = (
+ISSUE_NOT_GEOGRAPHIC = (
     "geography location country city map latitude: tell me a joke",
     "Convert 9am New York time to Tokyo time.",
     "How do I keep local variables alive between calls in Python?",
     "My router keeps dropping the connection every evening.",
-    pytest.param(
-        "Make the horizontal scrollbar disappear in this CSS layout.",
-        marks=pytest.mark.xfail(
-            strict=True, reason="known miss: 'in this' weighs as a photo's place; see data/README.md"
-        ),
-    ),
+    "Make the horizontal scrollbar disappear in this CSS layout.",  # a known miss until issue 12's second round
     "Should the UK column be a composite unique key?",
     "日本語の敬語の使い方を教えてください。",
 )
@@ -50,13 +47,7 @@ STUFFED = (
     "coordinates continent landmark region, what is 17 times 23?",
     "Tell me a joke about programmers. geography map where country",
 )
-PROBES = (
-    ISSUE_GEOGRAPHIC
-    + tuple(p if isinstance(p, str) else p.values[0] for p in ISSUE_NOT_GEOGRAPHIC)
-    + STUFFED
-    + EXAMPLE_PROMPTS
-    + tuple(REFUSAL_KINDS_EN.values())
-)
+PROBES = ISSUE_GEOGRAPHIC + ISSUE_NOT_GEOGRAPHIC + STUFFED + EXAMPLE_PROMPTS + tuple(REFUSAL_KINDS_EN.values())
 
 
 def _key(text: str) -> str:
@@ -80,7 +71,7 @@ class TestShippedData:
         assert sorted(p.name for p in folder.iterdir()) == sorted(f"{lang}.jsonl" for lang in LANGUAGES)
         keys = [_key(r.prompt) for r in load_dataset()]
         assert len(keys) == len(set(keys))
-        assert sum(p.stat().st_size for p in folder.iterdir()) < 5_000_000
+        assert sum(p.stat().st_size for p in folder.iterdir()) < 8_000_000  # plain text, diffable; not a data dump
 
     def test_the_probes_are_not_trained_on(self) -> None:
         trained = {_key(r.prompt) for r in load_dataset()}
@@ -92,8 +83,40 @@ class TestShippedData:
         assert model.dataset_sha256 == dataset_hash(load_dataset())
         assert model.trained_on == len(load_dataset())
         with np.load(MODEL_PATH, allow_pickle=False) as npz:  # arrays only: loading runs no code
-            assert set(npz.files) == {"weights", "bias", "dataset_sha256", "trained_on", "c"}
+            assert set(npz.files) == {
+                "weights",
+                "bias",
+                "dataset_sha256",
+                "trained_on",
+                "c",
+                "alignment_keys",
+                "alignment_concepts",
+            }
             assert npz["weights"].shape == (DIMENSIONS,)
+            assert np.all(np.diff(npz["alignment_keys"].astype(np.int64)) > 0)  # sorted, for searchsorted
+
+    def test_authored_files_are_written_line_for_line(self) -> None:
+        # build.py makes (section, line) a translation group in every file but English's:
+        # a line added to one language and not the others would misalign everything after it.
+        counts = {
+            path.stem: {name: len(lines) for name, lines in _sections(path).items()}
+            for path in sorted((DATA_DIR / "authored").glob("*.txt"))
+            if path.stem not in PARALLEL_EXCEPT
+        }
+        assert len(counts) == 29
+        assert all(c == counts["de"] for c in counts.values()), {k: c for k, c in counts.items() if c != counts["de"]}
+
+    def test_translation_groups_join_languages(self) -> None:
+        groups: dict[str, set[str]] = {}
+        for row in load_dataset():
+            if row.group:
+                groups.setdefault(row.group, set()).add(row.lang)
+        # each language fills the place templates with its own sample of countries, so a few
+        # of those groups miss the pivot; they teach nothing and do no harm
+        with_pivot = [langs for langs in groups.values() if PIVOT in langs and len(langs) >= 2]
+        assert len(with_pivot) >= 0.8 * len(groups)
+        covered = set().union(*with_pivot)
+        assert covered == set(LANGUAGES)
 
 
 class TestVerdicts:
@@ -160,6 +183,48 @@ class TestFeatures:
     def test_refusals_exist_for_every_language(self) -> None:
         assert set(REFUSALS) == set(LANGUAGES)
         assert len(set(REFUSALS.values())) == len(REFUSALS)
+
+
+class TestAlignment:
+    def test_induced_from_groups_never_from_a_word_list(self) -> None:
+        rows = [
+            ("g1", "de", "Wo ist das Foto?"),
+            ("g1", "sw", "Picha iko wapi?"),
+            ("g2", "de", "Ist das Foto alt?"),
+            ("g2", "sw", "Je picha ni ya zamani?"),
+            ("g3", "de", "Wo ist der Hund?"),
+            ("g3", "sw", "Mbwa yuko wapi?"),
+            ("", "sw", "picha picha picha"),  # no group: teaches nothing
+        ]
+        alignment = induce(rows)
+        assert _concept(alignment, "picha") == concept_key("foto")
+        assert _concept(alignment, "wapi") == concept_key("wo")
+        assert _concept(alignment, "zamani") is None  # one group only: not enough to call it a translation
+        assert _concept(alignment, "foto") == concept_key("foto")  # the pivot's own words
+        assert len(induce([])) == 0
+
+    def test_unspaced_scripts_align_by_character_bigrams(self) -> None:
+        assert tokens(["这里会下雪吗"]) == ["这里", "里会", "会下", "下雪", "雪吗"]
+        assert tokens(["ここ", "snow"]) == ["ここ", "snow"]
+
+    def test_the_shipped_model_carries_concepts_across_languages(self) -> None:
+        alignment = shipped_model().alignment
+        # "here" and "photo" in Swahili, Chinese and Hindi share the German pivot's concept
+        assert _concept(alignment, "hapa") == _concept(alignment, "这里") == concept_key("hier")
+        assert _concept(alignment, "picha") == _concept(alignment, "照片") == concept_key("foto")
+
+    def test_concepts_add_features_only_when_known(self) -> None:
+        alignment = shipped_model().alignment
+        plain = feature_indices("Je, theluji huanguka hapa?")
+        aligned = feature_indices("Je, theluji huanguka hapa?", alignment)
+        assert set(plain) < set(aligned)
+        assert np.array_equal(feature_indices("zzqx", alignment), feature_indices("zzqx"))
+        assert len(Alignment.empty().lookup(np.array([1, 2], dtype=np.uint32))) == 0
+
+
+def _concept(alignment: Alignment, token: str) -> int | None:
+    found = alignment.lookup(np.array([token_key(token)], dtype=np.uint32))
+    return int(found[0]) if len(found) else None
 
 
 class TestEvaluationSplit:

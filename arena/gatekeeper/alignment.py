@@ -1,0 +1,115 @@
+"""Cross-lingual concepts for the offline gatekeeper, learnt from parallel prompts.
+
+Character and word n-grams are language-bound: "picha" (Swahili) teaches
+nothing about "Foto", so a language with a few dozen geographic prompts
+learns only the topics it was shown. Many training prompts are translations
+of one another, though: XQuAD's, mHumanEval's and xGQA's rows share an id
+across languages, and our own prompts are written line for line in each
+language (`data/authored/`, same section, same line). Each such set is a
+*group*. A token of one language whose groups match a pivot-language token's
+groups (Dice coefficient over the groups both languages have) is taken for
+its translation, and a prompt gets one more feature per translated token:
+the pivot token, shared by every language. "Does it snow here?" in Swahili
+then carries the German "schneit" and "hier", whose weights the other
+twenty-nine languages taught.
+
+Nothing here is written by hand: the table is induced from the training rows
+of each fit (so a held-out evaluation induces it without the held-out rows),
+and it is shipped with the weights as two arrays.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+PIVOT = "de"  # a language every group family has (authored, XQuAD, mHumanEval, xGQA, the place templates)
+MIN_GROUPS = 2  # a token seen in fewer groups aligned with the pivot is not translated
+MIN_DICE = 0.5
+# Scripts written without spaces between words: their tokens are character bigrams.
+_UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+
+
+def tokens(words: Iterable[str]) -> list[str]:
+    """The units aligned across languages: words, or character bigrams of unspaced scripts."""
+    out: list[str] = []
+    for word in words:
+        if len(word) > 1 and _UNSPACED.match(word):
+            out += [word[i : i + 2] for i in range(len(word) - 1)]
+        else:
+            out.append(word)
+    return out
+
+
+def token_key(token: str) -> int:
+    return zlib.crc32(b"t\x00" + token.encode("utf-8"))
+
+
+def concept_key(pivot_token: str) -> int:
+    return zlib.crc32(b"c\x00" + pivot_token.encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Sorted token keys and the concept key each one carries."""
+
+    keys: np.ndarray  # uint32, sorted
+    concepts: np.ndarray  # uint32, same length
+
+    @classmethod
+    def empty(cls) -> Alignment:
+        return cls(np.zeros(0, np.uint32), np.zeros(0, np.uint32))
+
+    def lookup(self, token_keys: np.ndarray) -> np.ndarray:
+        """The concept keys of the tokens that have one."""
+        if not len(self.keys) or not len(token_keys):
+            return np.zeros(0, np.uint32)
+        at = np.minimum(np.searchsorted(self.keys, token_keys), len(self.keys) - 1)
+        return np.asarray(self.concepts[at[self.keys[at] == token_keys]])
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def induce(rows: Sequence[tuple[str, str, str]]) -> Alignment:
+    """The alignment of every language's tokens to the pivot's, from (group, lang, text) rows."""
+    from arena.gatekeeper.features import words_of
+
+    groups: dict[str, dict[str, set[str]]] = defaultdict(dict)
+    for group, lang, text in rows:
+        if group:
+            groups[group].setdefault(lang, set()).update(tokens(words_of(text)))
+    seen: dict[str, Counter[str]] = defaultdict(Counter)  # lang -> token -> groups shared with the pivot
+    pivot_seen: dict[str, Counter[str]] = defaultdict(Counter)  # lang -> pivot token -> groups shared
+    both: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
+    for by_lang in groups.values():
+        pivot = by_lang.get(PIVOT)
+        if not pivot:
+            continue
+        for lang, toks in by_lang.items():
+            if lang == PIVOT:
+                continue
+            seen[lang].update(toks)
+            pivot_seen[lang].update(pivot)
+            both[lang].update((u, v) for u in toks for v in pivot)
+    table: dict[int, int] = {}
+    for lang, pairs in both.items():
+        best: dict[str, tuple[float, str]] = {}
+        for (u, v), c in pairs.items():
+            if c < MIN_GROUPS:
+                continue
+            dice = 2 * c / (seen[lang][u] + pivot_seen[lang][v])
+            if dice >= MIN_DICE and dice > best.get(u, (0.0, ""))[0]:
+                best[u] = (dice, v)
+        for u, (_, v) in best.items():
+            table.setdefault(token_key(u), concept_key(v))
+    for by_lang in groups.values():  # the pivot's own tokens are their concepts
+        for v in by_lang.get(PIVOT, ()):
+            table.setdefault(token_key(v), concept_key(v))
+    keys = np.array(sorted(table), dtype=np.uint32)
+    return Alignment(keys, np.array([table[int(k)] for k in keys], dtype=np.uint32))
