@@ -39,14 +39,20 @@ no style metadata, so the style features there are simulated.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# benchmarks/http.py must not stand in for the standard library's `http`
+# (starlette imports it through arena.db): this folder is no import path here.
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    del sys.path[0]
+
 import argparse
 import json
 import os
 import resource
 import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -56,7 +62,7 @@ REAL_DATA = (
     Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "chatbot-arena-20240814" / "pair_counts.json"
 )
 REAL_DATA_FALLBACK = Path("/work/shared/data/chatbot-arena-20240814/pair_counts.json")
-STYLE_EFFECT = np.array([0.5, 0.1, -0.15, -0.1, 0.06])
+STYLE_EFFECT = np.array([0.5, 0.1, -0.15, -0.1, 0.06, 0.05])  # FEATURES order
 FEATURE_MEANS = np.array([350.0, 4.0, 2.0, 3.0, 0.5, 1.0])  # FEATURES order; tools: GATE sides only, on average
 
 
@@ -403,7 +409,7 @@ def _load_database(url: str, log, with_style: bool) -> float:  # type: ignore[no
         return (
             f'{{"tokens": {int(f[0])}, "header_count": {{"h1": {int(f[2])}, "h2": 0, "h3": 0, "h4": 0, "h5": 0, '
             f'"h6": 0}}, "list_count": {{"ordered": {int(f[1])}, "unordered": 0}}, "bold_count": {{"**": '
-            f'{int(f[3])}, "__": 0}}, "italic_count": {{"*": 0, "_": 0}}, "gps_count": {int(f[4])}}}'
+            f'{int(f[3])}, "__": 0}}, "italic_count": {{"*": 0, "_": 0}}, "gps_count": {int(f[4])}, "tool_calls": {int(f[5])}}}'
         )
 
     def battles(lo: int, hi: int):  # type: ignore[no-untyped-def]
@@ -517,6 +523,7 @@ def _write_export(log, path: Path, with_style: bool) -> None:  # type: ignore[no
                 pa.StructArray.from_arrays([zeros, zeros], names=["*", "_"]),
             ]
             columns[f"gps_count_{side}"] = pa.array(counts[:, 4])
+            columns[f"tool_calls_{side}"] = pa.array(counts[:, 5])
         columns["conv_metadata"] = pa.StructArray.from_arrays(children, fields=list(meta_type))
     table = pa.table(columns)
     fmt = path.suffix

@@ -83,6 +83,9 @@ HEAD: tuple[tuple[str, pa.DataType], ...] = (
 )
 TRUTH_COLUMNS = ("error_km_a", "error_km_b", "country", "continent", "label_precision_km")
 COLUMN_TYPES = dict(HEAD) | {f"{name}_{side}": pa.int64() for side in "ab" for name, _ in COUNTS}
+# SQLite parses a JSON text again for every json_extract: one call per side
+# takes every count at once, as the text of a JSON array
+SQLITE_TYPES = dict(HEAD) | {f"counts_{side}": pa.string() for side in "ab"}
 
 
 def read_vote_table(session: Session, cache: FeatureCounts | None = None) -> pa.Table:
@@ -90,6 +93,9 @@ def read_vote_table(session: Session, cache: FeatureCounts | None = None) -> pa.
     dialect = session.get_bind().dialect.name
     raw = _copy(session, _query(dialect)) if dialect == "postgresql" else _fetch(session, _query(dialect))
     col = {name: raw.column(name).combine_chunks() for name in raw.column_names}
+    for side in "ab" if dialect != "postgresql" else ():
+        for (name, _), values in zip(COUNTS, _split_counts(col.pop(f"counts_{side}")), strict=True):
+            col[f"{name}_{side}"] = values
     if dialect == "postgresql":  # epoch seconds, as COPY writes numbers
         col["created_at"] = pc.cast(col["created_at"], pa.float64())
     else:  # SQLite keeps times as text
@@ -101,10 +107,13 @@ def read_vote_table(session: Session, cache: FeatureCounts | None = None) -> pa.
 def _query(dialect: str) -> str:
     """The one statement; the JSON extraction is each database's own."""
 
+    def path_of(path: tuple[str, ...]) -> str:
+        return f"'$.{'.'.join(json.dumps(p) for p in path)}'"
+
     def number(alias: str, path: tuple[str, ...]) -> str:
-        if dialect == "postgresql":
-            return f"({alias}.style #>> '{{{','.join(path)}}}')::bigint"
-        return f"json_extract({alias}.style, '$.{'.'.join(json.dumps(p) for p in path)}')"
+        if dialect == "postgresql":  # s{side}.style: the counts as jsonb, parsed once
+            return f"(s{alias[-1]}.style #>> '{{{','.join(path)}}}')::bigint"
+        return f"json_extract({alias}.style, {path_of(path)})"
 
     def text(alias: str, column: str, key: str) -> str:
         if dialect == "postgresql":
@@ -128,7 +137,10 @@ def _query(dialect: str) -> str:
             # as stored with the counts, else the length of the trajectory (as `db.Side.counts`)
             f"COALESCE({number(r, ('tool_calls',))}, json_array_length({r}.trajectory), 0)",
         ]
-    counts = [number(f"r{side}", path) for side in "ab" for _, path in COUNTS]
+    if dialect == "postgresql":
+        counts = [number(f"r{side}", path) for side in "ab" for _, path in COUNTS]
+    else:
+        counts = [f"json_extract(r{side}.style, {', '.join(path_of(p) for _, p in COUNTS)})" for side in "ab"]
     columns = [
         "v.choice",
         "v.voter_hash",
@@ -148,7 +160,14 @@ def _query(dialect: str) -> str:
         f"SELECT {', '.join(columns)} FROM votes v JOIN battles b ON b.id = v.battle_id "
         "LEFT JOIN responses ra ON ra.battle_id = b.id AND ra.side = 'a' "
         "LEFT JOIN responses rb ON rb.battle_id = b.id AND rb.side = 'b' "
-        "LEFT JOIN battle_labels l ON l.battle_id = b.id ORDER BY v.id"
+        + (
+            # OFFSET 0 keeps the planner from copying the cast into every extraction
+            "LEFT JOIN LATERAL (SELECT ra.style::jsonb AS style OFFSET 0) sa ON true "
+            "LEFT JOIN LATERAL (SELECT rb.style::jsonb AS style OFFSET 0) sb ON true "
+            if dialect == "postgresql"
+            else ""
+        )
+        + "LEFT JOIN battle_labels l ON l.battle_id = b.id ORDER BY v.id"
     )
 
 
@@ -203,15 +222,26 @@ def _fetch(session: Session, query: str) -> pa.Table:
     """SQLite: blocks of rows, each turned column by column into Arrow arrays."""
     cursor = session.connection().connection.driver_connection.cursor()  # type: ignore[union-attr]
     cursor.execute(query)
-    names, types = list(COLUMN_TYPES), list(COLUMN_TYPES.values())
+    names, types = list(SQLITE_TYPES), list(SQLITE_TYPES.values())
     batches = []
     while rows := cursor.fetchmany(BLOCK):
         arrays = [pa.array(values, kind) for values, kind in zip(zip(*rows, strict=True), types, strict=True)]
         batches.append(pa.RecordBatch.from_arrays(arrays, names=names))
     cursor.close()
     if not batches:
-        return _empty()
+        return pa.table({name: pa.array([], kind) for name, kind in SQLITE_TYPES.items()})
     return pa.Table.from_batches(batches)
+
+
+def _split_counts(cells: pa.Array) -> list[pa.Array]:
+    """'[350,2,null,...]' per row -> one int64 array per entry of COUNTS (null: no count)."""
+    width = len(COUNTS)
+    filled = pc.fill_null(cells, "[" + ",".join(["null"] * width) + "]")
+    parts = pc.list_flatten(pc.split_pattern(pc.utf8_slice_codeunits(filled, 1, -1), ","))
+    if len(parts) != width * len(cells):
+        raise ValueError("a stored style count that is not a number")
+    numbers = pc.cast(pc.if_else(pc.equal(parts, "null"), pa.scalar(None, pa.string()), parts), pa.float64())
+    return [pc.cast(numbers.take(pa.array(np.arange(k, len(parts), width))), pa.int64()) for k in range(width)]
 
 
 def _epoch_seconds(text: pa.Array) -> pa.Array:
