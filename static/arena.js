@@ -138,6 +138,45 @@
     window.GeoArenaViewer.open(src, questionPhoto.alt, photoOpen);
   });
 
+  // ---- the demo photo, offered until this browser starts its first battle --
+
+  const DEMO_PHOTO = "/static/demo/street-sign.jpg";
+  const DEMO_QUESTION = "Which country is this? What clues give it away?";
+  const VISITED = "geoarena-started-a-battle";
+  const demoOffer = document.getElementById("demo-offer");
+  const demoButton = document.getElementById("demo-photo");
+
+  function visited() {
+    try {
+      return window.localStorage.getItem(VISITED) === "1";
+    } catch (err) {
+      return false; // storage blocked: keep offering
+    }
+  }
+
+  function rememberVisit() {
+    try {
+      window.localStorage.setItem(VISITED, "1");
+    } catch (err) {
+      /* storage blocked: the offer stays */
+    }
+    demoOffer.hidden = true;
+  }
+
+  if (!root.dataset.battleId && !visited()) demoOffer.hidden = false;
+  demoButton.addEventListener("click", async () => {
+    try {
+      const response = await fetch(DEMO_PHOTO);
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const blob = await response.blob();
+      choosePhoto(new File([blob], "demo-street-sign.jpg", { type: "image/jpeg" }));
+    } catch (err) {
+      return showFormError("The demo photo could not be loaded; choose a photo of your own.");
+    }
+    if (!prompt.value.trim()) prompt.value = DEMO_QUESTION;
+    submit.focus();
+  });
+
   // ---- prompt examples ------------------------------------------------------
 
   document.querySelectorAll("[data-example]").forEach((button) =>
@@ -228,6 +267,7 @@
     }
     setBusy(false);
     if (!response.ok) return showFormError(serverMessage(response, data));
+    rememberVisit();
     startBattle({
       battle_id: data.battle_id,
       events_url: data.events_url,

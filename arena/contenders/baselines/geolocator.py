@@ -27,6 +27,7 @@ from arena.contenders.base import (
 from arena.contenders.baselines.answer import render_answer
 from arena.contenders.baselines.ocr import OcrEngine, OcrLine
 from arena.geo.gazetteer import UNSPACED, Gazetteer, fold, load_gazetteer
+from arena.geo.language import guess_language
 from arena.geo.ranking import Ranking, TextLine, rank_places
 from arena.geo.scripts import script_of
 from arena.images.encode import pixels_only_jpeg
@@ -102,7 +103,7 @@ class OcrGeolocator:
                 gazetteer_ready.cancel()
         merged = merge_lines(lines)
         ranking = self.rank(merged, prompt, gazetteer)
-        for paragraph in render_answer(ranking, merged, views=views):
+        for paragraph in render_answer(ranking, merged, views=views, language=guess_language(prompt)):
             yield TextDelta(paragraph + "\n\n")
 
     async def read(self, photo: Image.Image) -> AsyncIterator[tuple[View, list[OcrLine]]]:
