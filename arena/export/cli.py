@@ -21,6 +21,11 @@ def register(subparsers: Any) -> None:
     export.add_argument("file", type=Path, help="output file (.jsonl, .csv or .parquet), or - for JSONL on stdout")
     export.add_argument("--since", help="only votes cast at or after this ISO 8601 time")
     export.add_argument("--answers", action="store_true", help="include both final answers (answer_a, answer_b)")
+    export.add_argument(
+        "--trajectories",
+        action="store_true",
+        help="include each side's tool steps (trajectory_a, trajectory_b): tool, arguments, thought, observation",
+    )
     export.set_defaults(func=run_export)
 
     imp = subparsers.add_parser(
@@ -51,7 +56,7 @@ def run_export(args: argparse.Namespace) -> int:
     rows_written = 0
     try:
         with make_sessionmaker(engine)() as session:
-            rows = export_rows(session, since=since, answers=args.answers)
+            rows = export_rows(session, since=since, answers=args.answers, trajectories=args.trajectories)
 
             def counted() -> Iterator[dict[str, Any]]:
                 nonlocal rows_written
@@ -59,7 +64,7 @@ def run_export(args: argparse.Namespace) -> int:
                     rows_written += 1
                     yield row
 
-            chunks = write_rows(counted(), fmt, answers=args.answers)
+            chunks = write_rows(counted(), fmt, answers=args.answers, trajectories=args.trajectories)
             if to_stdout:
                 for chunk in chunks:
                     sys.stdout.buffer.write(chunk)

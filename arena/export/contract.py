@@ -6,8 +6,9 @@ a plain dict (the writers, `json.dumps` and pyarrow take it as it is) whose
 keys and value types mypy checks where rows are made. Everything else is
 derived from it, never written out again:
 
-* `COLUMNS` / `ANSWER_COLUMNS`: the column order of every export (CSV
-  header, Parquet schema, JSONL key order); the answers only with `--answers`;
+* `COLUMNS` / `ANSWER_COLUMNS` / `TRAJECTORY_COLUMNS`: the column order of
+  every export (CSV header, Parquet schema, JSONL key order); the answers only
+  with `--answers`, the tool steps only with `--trajectories`;
 * `arrow_schema()`: the Parquet writer's schema, and with `columns=` and
   `metadata=` the projection `arena rank` reads as columns;
 * `columns_of_kind()`: which columns a CSV cell holds as JSON, an integer,
@@ -68,6 +69,17 @@ class ConvMetadata(TypedDict):
     italic_count_b: ItalicCount
 
 
+class TrajectoryStep(TypedDict):
+    """One tool call of a side's trajectory, as the voter was shown it."""
+
+    tool: str
+    arguments: str  # the call's arguments as JSON text: their shape is the tool's own
+    ok: bool
+    thought: str  # what the model said before the call
+    observation: str  # what the tool gave back (clipped as the model saw it)
+    image_refs: list[str]  # sha256 of the images the step made, in the image store
+
+
 class DedupTag(TypedDict):
     high_freq: bool
     sampled: bool
@@ -117,6 +129,9 @@ class CleanBattleRow(TypedDict):
     # with `--answers` only
     answer_a: NotRequired[str]
     answer_b: NotRequired[str]
+    # with `--trajectories` only: each side's tool steps in order ([] for a plain side)
+    trajectory_a: NotRequired[list[TrajectoryStep]]
+    trajectory_b: NotRequired[list[TrajectoryStep]]
 
 
 def _fields(kind: type) -> dict[str, object]:
@@ -124,19 +139,29 @@ def _fields(kind: type) -> dict[str, object]:
 
 
 _HINTS = _fields(CleanBattleRow)
-ANSWER_COLUMNS: tuple[str, ...] = tuple(name for name in _HINTS if name in CleanBattleRow.__optional_keys__)
-COLUMNS: tuple[str, ...] = tuple(name for name in _HINTS if name not in ANSWER_COLUMNS)
+ANSWER_COLUMNS = ("answer_a", "answer_b")
+TRAJECTORY_COLUMNS = ("trajectory_a", "trajectory_b")
+COLUMNS: tuple[str, ...] = tuple(name for name in _HINTS if name not in CleanBattleRow.__optional_keys__)
+
+
+def export_columns(*, answers: bool = False, trajectories: bool = False) -> tuple[str, ...]:
+    """An export's columns, in order: every row's, then the ones asked for."""
+    return COLUMNS + (ANSWER_COLUMNS if answers else ()) + (TRAJECTORY_COLUMNS if trajectories else ())
 
 
 def arrow_schema(
-    *, answers: bool = False, columns: Iterable[str] | None = None, metadata: Iterable[str] | None = None
+    *,
+    answers: bool = False,
+    trajectories: bool = False,
+    columns: Iterable[str] | None = None,
+    metadata: Iterable[str] | None = None,
 ) -> "pa.Schema":
-    """The rows' Arrow schema: every column (and the answers when `answers`), or
-    just `columns` in the contract's order; `metadata` keeps only those keys
-    of conv_metadata."""
+    """The rows' Arrow schema: every column (and the answers and trajectories
+    when asked), or just `columns` in the contract's order; `metadata` keeps
+    only those keys of conv_metadata."""
     import pyarrow as pa
 
-    names = COLUMNS + (ANSWER_COLUMNS if answers else ())
+    names = export_columns(answers=answers, trajectories=trajectories)
     if columns is not None:
         wanted = set(columns)
         unknown = wanted - set(_HINTS)
@@ -181,7 +206,7 @@ def cell_kind(name: str) -> CellKind:
 
 
 def columns_of_kind(kind: CellKind) -> tuple[str, ...]:
-    """The columns (answers included) whose CSV cells are of this kind."""
+    """The columns (optional ones included) whose CSV cells are of this kind."""
     return tuple(name for name in _HINTS if cell_kind(name) == kind)
 
 

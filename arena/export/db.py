@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from arena.answers.style import style_features
 from arena.db.tables import Battle, BattleLabel, Image, Response, Vote
 from arena.export.contract import CleanBattleRow
-from arena.export.format import WINNERS, ExportVote, Truth, row_flags, side_counts, to_row
+from arena.export.format import WINNERS, ExportVote, Truth, row_flags, side_counts, stored_steps, to_row
 from arena.geo.commitment import Commitment
 from arena.geo.reverse import continent_name
 
@@ -42,6 +42,7 @@ class Side:
     style: dict[str, Any] | None = None  # stored counts; None: count them from `text`
     commitment: dict[str, Any] | None = None  # where the answer commits to (arena.geo.commitment)
     tool_calls: int = 0  # steps of its trajectory (imported answers have none stored)
+    steps: list[Any] | None = None  # the trajectory itself, read only for an export that asks
 
     def counts(self) -> dict[str, Any]:
         """Style counts of the answer with the tool calls behind it: as stored
@@ -126,8 +127,11 @@ LABEL_COLUMNS = (
 )
 
 
-def iter_voted_battles(session: Session, *, since: datetime | None = None, page: int = PAGE) -> Iterator[VotedBattle]:
-    """Every vote with its battle and both responses, oldest vote id first."""
+def iter_voted_battles(
+    session: Session, *, since: datetime | None = None, page: int = PAGE, trajectories: bool = False
+) -> Iterator[VotedBattle]:
+    """Every vote with its battle and both responses, oldest vote id first;
+    with `trajectories`, each response's tool steps too."""
     last_id = 0
     while True:
         query = select(*VOTE_COLUMNS).join(Battle, Vote.battle_id == Battle.id).where(Vote.id > last_id)
@@ -143,6 +147,11 @@ def iter_voted_battles(session: Session, *, since: datetime | None = None, page:
                 select(*SIDE_COLUMNS).where(Response.battle_id.in_(ids))
             )
         }
+        if trajectories:
+            steps = select(Response.battle_id, Response.side, Response.trajectory).where(Response.battle_id.in_(ids))
+            for battle_id, side, trajectory in session.execute(steps):
+                if (battle_id, side) in sides:
+                    sides[battle_id, side] = replace(sides[battle_id, side], steps=list(trajectory or []))
         labels = {
             battle_id: LabelPoint(lat, lon, precision, country, continent)
             for battle_id, lat, lon, precision, country, continent in session.execute(
@@ -172,13 +181,15 @@ def iter_voted_battles(session: Session, *, since: datetime | None = None, page:
         last_id = rows[-1][0]
 
 
-def export_rows(session: Session, *, since: datetime | None = None, answers: bool = False) -> Iterator[CleanBattleRow]:
+def export_rows(
+    session: Session, *, since: datetime | None = None, answers: bool = False, trajectories: bool = False
+) -> Iterator[CleanBattleRow]:
     """clean_battle rows for every vote (flagged ones too: `flags` says why)."""
-    for item in iter_voted_battles(session, since=since):
-        yield to_row(export_vote(item, answers=answers))
+    for item in iter_voted_battles(session, since=since, trajectories=trajectories):
+        yield to_row(export_vote(item, answers=answers, trajectories=trajectories))
 
 
-def export_vote(item: VotedBattle, *, answers: bool = False) -> ExportVote:
+def export_vote(item: VotedBattle, *, answers: bool = False, trajectories: bool = False) -> ExportVote:
     text_a = item.side_a.text if item.side_a else ""
     text_b = item.side_b.text if item.side_b else ""
     return ExportVote(
@@ -203,7 +214,13 @@ def export_vote(item: VotedBattle, *, answers: bool = False) -> ExportVote:
         answer_b=text_b if answers else None,
         truth=battle_truth(item),
         propensity=item.propensity,
+        trajectory_a=_steps(item.side_a) if trajectories else None,
+        trajectory_b=_steps(item.side_b) if trajectories else None,
     )
+
+
+def _steps(side: Side | None) -> list[Any]:
+    return list(side.steps or []) if side is not None else []
 
 
 def battle_truth(item: VotedBattle) -> Truth:
@@ -343,7 +360,7 @@ def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str],
                     "text": row.get(f"answer_{side}") or "",
                     "error": None,
                     "output_tokens": (row.get("conv_metadata") or {}).get(f"sum_assistant_{side}_tokens"),
-                    "trajectory": [],
+                    "trajectory": stored_steps(row.get(f"trajectory_{side}") or []),
                     "style": side_counts(row, side) if _has_style(row) else None,
                     "finished_at": voted_at,
                 }

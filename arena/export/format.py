@@ -7,8 +7,9 @@ list and bold counts per side, what their style control reads). Ours on
 top: `prompt`, `image_sha256`, `language_code`, `gps_count_a/_b`,
 `gate_a/_b`, `categories`, `flags`, `battle_status` and `sides_done` (so
 a file ranks exactly like the database: the same votes are left out),
-`propensity` (the probability the sampler gave the pair, null when unknown), and
-with `--answers` the two final answers `answer_a/_b`.
+`propensity` (the probability the sampler gave the pair, null when unknown),
+`tool_calls_a/_b`; with `--answers` the two final answers `answer_a/_b`, and
+with `--trajectories` each side's tool steps `trajectory_a/_b`.
 
 The fields and their types are `contract.CleanBattleRow`; `to_row` maps
 one vote to its row. `validate_row` checks one parsed row and says what is
@@ -18,8 +19,9 @@ row back.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -31,7 +33,8 @@ from arena.db.tables import BATTLE_STATUSES
 from arena.db.text import can_store
 from arena.export.contract import ANSWER_COLUMNS as ANSWER_COLUMNS
 from arena.export.contract import COLUMNS as COLUMNS
-from arena.export.contract import HEADERS, CleanBattleRow, ConvMetadata, Winner
+from arena.export.contract import HEADERS, CleanBattleRow, ConvMetadata, TrajectoryStep, Winner
+from arena.export.contract import TRAJECTORY_COLUMNS as TRAJECTORY_COLUMNS
 
 # Text that a spreadsheet would run as a formula, behind any quotes already
 # added (so that a quote we add can always be told apart and taken off).
@@ -85,6 +88,8 @@ class ExportVote:
     answer_b: str | None = None
     truth: Truth | None = None
     propensity: float | None = None
+    trajectory_a: Sequence[Mapping[str, Any]] | None = None  # stored steps, only when exported
+    trajectory_b: Sequence[Mapping[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -140,7 +145,40 @@ def to_row(vote: ExportVote) -> CleanBattleRow:
     if vote.answer_a is not None and vote.answer_b is not None:
         row["answer_a"] = vote.answer_a
         row["answer_b"] = vote.answer_b
+    if vote.trajectory_a is not None and vote.trajectory_b is not None:
+        row["trajectory_a"] = trajectory_steps(vote.trajectory_a)
+        row["trajectory_b"] = trajectory_steps(vote.trajectory_b)
     return row
+
+
+def trajectory_steps(stored: Sequence[Mapping[str, Any]]) -> list[TrajectoryStep]:
+    """A side's stored steps (`ToolStep` as the runner kept it) as export rows."""
+    return [
+        {
+            "tool": str(step.get("tool", "")),
+            "arguments": json.dumps(step.get("args") or {}, ensure_ascii=False, sort_keys=True),
+            "ok": bool(step.get("ok", True)),
+            "thought": str(step.get("thought") or ""),
+            "observation": str(step.get("observation") or ""),
+            "image_refs": [str(ref) for ref in step.get("image_refs") or []],
+        }
+        for step in stored
+    ]
+
+
+def stored_steps(steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Back from a (validated) row's steps to the stored shape."""
+    return [
+        {
+            "tool": step["tool"],
+            "args": json.loads(step.get("arguments") or "{}"),
+            "observation": step.get("observation") or "",
+            "thought": step.get("thought") or "",
+            "image_refs": list(step.get("image_refs") or []),
+            "ok": bool(step.get("ok", True)),
+        }
+        for step in steps
+    ]
 
 
 NO_TRUTH = Truth(None, None, None, None, None, None)
@@ -256,6 +294,9 @@ def validate_row(row: Any) -> list[str]:
         value = row.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             problems.append(f"{key} must be a whole number >= 0")
+    for key in TRAJECTORY_COLUMNS:
+        if row.get(key) is not None:
+            problems += [f"{key}: {problem}" for problem in _step_problems(row[key])]
     for key in ("prompt", "judge", "language", "language_code", "answer_a", "answer_b", "battle_status"):
         value = row.get(key)
         if value is not None and not isinstance(value, str):
@@ -331,3 +372,30 @@ def _check_metadata(meta: Any) -> list[str]:
 
 def _count(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, int | float) and value >= 0 and float(value).is_integer()
+
+
+def _step_problems(steps: Any) -> list[str]:
+    """What is wrong with one side's trajectory, in words (the first few)."""
+    if not isinstance(steps, list):
+        return ["must be a list of steps"]
+    problems: list[str] = []
+    for number, step in enumerate(steps, 1):
+        if not isinstance(step, Mapping) or not isinstance(step.get("tool"), str) or not step["tool"]:
+            problems.append(f"step {number} must be an object with a tool name")
+            continue
+        arguments = step.get("arguments")
+        try:
+            ok = arguments is None or (isinstance(arguments, str) and isinstance(json.loads(arguments), dict))
+        except ValueError:
+            ok = False
+        if not ok:
+            problems.append(f"step {number}: arguments must be a JSON object as text")
+        for key in ("thought", "observation"):
+            if step.get(key) is not None and not isinstance(step[key], str):
+                problems.append(f"step {number}: {key} must be a string")
+        refs = step.get("image_refs")
+        if refs is not None and (
+            not isinstance(refs, list) or not all(isinstance(r, str) and SHA256.match(r) for r in refs)
+        ):
+            problems.append(f"step {number}: image_refs must be a list of sha256 hex strings")
+    return problems[:3]

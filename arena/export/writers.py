@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from arena.export.contract import ANSWER_COLUMNS, COLUMNS, arrow_schema, columns_of_kind
+from arena.export.contract import arrow_schema, columns_of_kind, export_columns
 from arena.export.format import SPREADSHEET_FORMULA
 
 FORMATS = ("jsonl", "csv", "parquet")
@@ -29,23 +29,18 @@ BATCH_ROWS = 5000
 NESTED = columns_of_kind("json")
 
 
-def write_rows(rows: Iterable[Mapping[str, Any]], fmt: str, *, answers: bool = False) -> Iterator[bytes]:
-    """Encode rows as `fmt` (jsonl, csv or parquet), yielding byte chunks."""
+def write_rows(
+    rows: Iterable[Mapping[str, Any]], fmt: str, *, answers: bool = False, trajectories: bool = False
+) -> Iterator[bytes]:
+    """Encode rows as `fmt` (jsonl, csv or parquet), yielding byte chunks; the
+    optional columns are written when asked for (the rows must carry them)."""
     if fmt == "jsonl":
         return _jsonl(rows)
     if fmt == "csv":
-        return _csv(rows, answers)
+        return _csv(rows, export_columns(answers=answers, trajectories=trajectories))
     if fmt == "parquet":
-        return _parquet(rows, answers)
+        return _parquet(rows, arrow_schema(answers=answers, trajectories=trajectories))
     raise ValueError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
-
-
-def columns(answers: bool) -> tuple[str, ...]:
-    return COLUMNS + (ANSWER_COLUMNS if answers else ())
-
-
-def parquet_schema(answers: bool) -> pa.Schema:
-    return arrow_schema(answers=answers)
 
 
 def _jsonl(rows: Iterable[Mapping[str, Any]]) -> Iterator[bytes]:
@@ -59,8 +54,7 @@ def _jsonl(rows: Iterable[Mapping[str, Any]]) -> Iterator[bytes]:
         yield ("\n".join(lines) + "\n").encode()
 
 
-def _csv(rows: Iterable[Mapping[str, Any]], answers: bool) -> Iterator[bytes]:
-    names = columns(answers)
+def _csv(rows: Iterable[Mapping[str, Any]], names: tuple[str, ...]) -> Iterator[bytes]:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(names)
@@ -116,8 +110,7 @@ class _Drain(io.RawIOBase):
         return out
 
 
-def _parquet(rows: Iterable[Mapping[str, Any]], answers: bool) -> Iterator[bytes]:
-    schema = parquet_schema(answers)
+def _parquet(rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> Iterator[bytes]:
     sink = _Drain()
     writer = pq.ParquetWriter(sink, schema, compression="zstd")
     batch: list[Mapping[str, Any]] = []

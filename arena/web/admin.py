@@ -24,6 +24,7 @@ def export_votes(
     format: str = Query("jsonl", description="jsonl, csv or parquet"),
     since: str | None = Query(None, description="only votes cast at or after this ISO 8601 time"),
     answers: bool = Query(False, description="include both final answers (answer_a, answer_b)"),
+    trajectories: bool = Query(False, description="include each side's tool steps (trajectory_a, trajectory_b)"),
 ) -> Response:
     """Streams every vote; needs `Authorization: Bearer $ARENA_ADMIN_TOKEN`."""
     if format not in FORMATS:
@@ -37,7 +38,8 @@ def export_votes(
     def body() -> Iterator[bytes]:
         # its own session: the export outlives the request's dependency scope
         with sessions() as session:
-            yield from write_rows(export_rows(session, since=start, answers=answers), format, answers=answers)
+            rows = export_rows(session, since=start, answers=answers, trajectories=trajectories)
+            yield from write_rows(rows, format, answers=answers, trajectories=trajectories)
 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return StreamingResponse(

@@ -15,7 +15,7 @@ import pytest
 from arena.answers.style import TOKEN, style_features
 from arena.db.session import make_engine, make_sessionmaker
 from arena.export.columnar import RANK_SCHEMA, read_vote_table
-from arena.export.contract import ANSWER_COLUMNS, COLUMNS, CleanBattleRow, arrow_schema
+from arena.export.contract import ANSWER_COLUMNS, COLUMNS, TRAJECTORY_COLUMNS, CleanBattleRow, arrow_schema
 from arena.export.db import export_rows, import_rows
 from arena.export.format import conv_metadata, validate_row
 from arena.export.readers import iter_rows
@@ -25,8 +25,9 @@ HINTS = typing.get_type_hints(CleanBattleRow)
 PROMPT = "Where is this? 日本"
 
 
-def full_row(i: int, *, answers: bool = True) -> CleanBattleRow:
-    """A row with every field set (nulls where the contract allows them, on odd rows)."""
+def full_row(i: int, *, optional: bool = True) -> CleanBattleRow:
+    """A row with every field set (nulls where the contract allows them, on odd
+    rows), and with `optional` the answers and trajectories too."""
     row: CleanBattleRow = {
         "question_id": f"{i + 1:032x}",
         "model_a": "geo-large",
@@ -65,9 +66,28 @@ def full_row(i: int, *, answers: bool = True) -> CleanBattleRow:
         "label_precision_km": 1.0 if i % 2 == 0 else None,
         "propensity": 0.25 if i % 2 == 0 else None,
     }
-    if answers:
+    if optional:
         row["answer_a"] = "# Tokyo\n- a\n- b\n**bold**"
         row["answer_b"] = "=SUM(A1) *Japan*"  # a formula the CSV writer must quote
+        row["trajectory_a"] = []  # a plain side
+        row["trajectory_b"] = [
+            {
+                "tool": "crop",
+                "arguments": '{"box": [0.1, 0.2, 0.5, 0.6], "image": "img_0"}',
+                "ok": True,
+                "thought": "The sign, closer.",
+                "observation": "img_1: the crop, 512x512",
+                "image_refs": ["c" * 64],
+            },
+            {
+                "tool": "web_search",
+                "arguments": '{"query": "=渋谷"}',
+                "ok": False,
+                "thought": "",
+                "observation": "",
+                "image_refs": [],
+            },
+        ][: 1 + i % 2]
     return row
 
 
@@ -94,37 +114,37 @@ def conforms(value: Any, hint: Any) -> bool:
     return isinstance(value, hint)
 
 
-def write(path: Path, rows: list[CleanBattleRow], *, answers: bool) -> Path:
-    path.write_bytes(b"".join(write_rows(rows, path.suffix[1:], answers=answers)))
+def write(path: Path, rows: list[CleanBattleRow], *, optional: bool) -> Path:
+    path.write_bytes(b"".join(write_rows(rows, path.suffix[1:], answers=optional, trajectories=optional)))
     return path
 
 
 class TestContract:
     def test_columns_follow_the_typed_row(self):
-        assert tuple(HINTS) == COLUMNS + ANSWER_COLUMNS
-        assert ANSWER_COLUMNS == ("answer_a", "answer_b")
+        assert tuple(HINTS) == COLUMNS + ANSWER_COLUMNS + TRAJECTORY_COLUMNS
+        assert tuple(sorted(CleanBattleRow.__optional_keys__)) == ANSWER_COLUMNS + TRAJECTORY_COLUMNS
         assert conforms(full_row(0), CleanBattleRow) and conforms(full_row(1), CleanBattleRow)
         assert validate_row(full_row(0)) == [] and validate_row(full_row(1)) == []
 
-    @pytest.mark.parametrize("answers", [False, True])
-    def test_the_parquet_writer_writes_the_contract_schema(self, tmp_path, answers):
-        path = write(tmp_path / "votes.parquet", [full_row(0, answers=answers)], answers=answers)
-        assert pq.read_schema(path).remove_metadata() == arrow_schema(answers=answers)
-        assert pq.read_schema(path).names == list(COLUMNS + (ANSWER_COLUMNS if answers else ()))
+    @pytest.mark.parametrize("optional", [False, True])
+    def test_the_parquet_writer_writes_the_contract_schema(self, tmp_path, optional):
+        path = write(tmp_path / "votes.parquet", [full_row(0, optional=optional)], optional=optional)
+        assert pq.read_schema(path).remove_metadata() == arrow_schema(answers=optional, trajectories=optional)
+        assert pq.read_schema(path).names == list(COLUMNS + (ANSWER_COLUMNS + TRAJECTORY_COLUMNS if optional else ()))
 
-    @pytest.mark.parametrize("answers", [False, True])
-    def test_the_text_writers_write_the_contract_columns_in_order(self, tmp_path, answers):
-        rows = [full_row(i, answers=answers) for i in range(2)]
-        names = list(COLUMNS + (ANSWER_COLUMNS if answers else ()))
-        lines = write(tmp_path / "votes.jsonl", rows, answers=answers).read_text().splitlines()
+    @pytest.mark.parametrize("optional", [False, True])
+    def test_the_text_writers_write_the_contract_columns_in_order(self, tmp_path, optional):
+        rows = [full_row(i, optional=optional) for i in range(2)]
+        names = list(COLUMNS + (ANSWER_COLUMNS + TRAJECTORY_COLUMNS if optional else ()))
+        lines = write(tmp_path / "votes.jsonl", rows, optional=optional).read_text().splitlines()
         assert [list(json.loads(line)) for line in lines] == [names, names]
-        header = write(tmp_path / "votes.csv", rows, answers=answers).read_text().splitlines()[0]
+        header = write(tmp_path / "votes.csv", rows, optional=optional).read_text().splitlines()[0]
         assert header.split(",") == names
 
     @pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
     def test_the_row_reader_gives_back_the_typed_row(self, tmp_path, suffix):
         rows = [full_row(i) for i in range(4)]
-        path = write(tmp_path / f"votes{suffix}", rows, answers=True)
+        path = write(tmp_path / f"votes{suffix}", rows, optional=True)
         read = [row for _, row in iter_rows(path)]
         assert read == rows
         for row in read:
@@ -132,7 +152,7 @@ class TestContract:
 
     @pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
     def test_the_columnar_reader_reads_the_contract_projected(self, tmp_path, suffix):
-        full = arrow_schema(answers=True)
+        full = arrow_schema(answers=True, trajectories=True)
         for field in RANK_SCHEMA:
             want = full.field(field.name).type
             if pa.types.is_struct(want):
@@ -140,7 +160,7 @@ class TestContract:
             else:
                 assert field.type == want, field.name
         rows = [full_row(i) for i in range(4)]
-        table = read_vote_table(write(tmp_path / f"votes{suffix}", rows, answers=True))
+        table = read_vote_table(write(tmp_path / f"votes{suffix}", rows, optional=True))
         assert table is not None and table.schema == RANK_SCHEMA
         for name in RANK_SCHEMA.names:
             if name == "conv_metadata":
@@ -158,7 +178,7 @@ class TestContract:
             assert import_rows(session, rows).imported == 4
             session.commit()
         with sessions() as session:
-            exported = list(export_rows(session, answers=True))
+            exported = list(export_rows(session, answers=True, trajectories=True))
         for row in exported:
             assert conforms(row, CleanBattleRow), row
         assert [{k: r[k] for k in HINTS if k != "answer_country_a"} for r in exported] == [  # type: ignore[literal-required]

@@ -13,8 +13,9 @@ from sqlalchemy import func, select
 from arena.app import create_app
 from arena.cli import main as arena_main
 from arena.db.session import make_engine, make_sessionmaker
-from arena.db.tables import Battle, LeaderboardSnapshot, Vote
+from arena.db.tables import Battle, LeaderboardSnapshot, Response, Vote
 from arena.export.format import FormatError
+from arena.export.readers import iter_rows
 from arena.ratings.job import log_from_database, log_from_file
 from arena.ratings.leaderboard import RankOptions, build_snapshot
 from tests.export.seed import seed_arena
@@ -149,6 +150,43 @@ class TestRoundTrip:
         assert cli(monkeypatch, fresh_url, "import", str(first)) == 0
         with make_sessionmaker(make_engine(fresh_url))() as session:
             assert session.scalar(select(func.count(Vote.id))) == 15
+
+    def test_trajectories_export_import_and_export_again_unchanged(
+        self, database_url, tmp_path, monkeypatch, sqlite_template
+    ):
+        import shutil
+
+        steps = [
+            {"tool": "crop", "args": {"image": "img_0", "box": [0.1, 0.2, 0.6, 0.7]}, "observation": "img_1",
+             "thought": "The sign.", "image_refs": ["d" * 64], "ok": True},
+            {"tool": "web_search", "args": {"query": "Shibuya crossing"}, "observation": "1. Shibuya - Wikipedia",
+             "thought": "", "image_refs": [], "ok": True},
+        ]  # fmt: skip
+        sessions = make_sessionmaker(make_engine(database_url))
+        with sessions() as session:
+            seed_arena(session)
+            gate_side = session.scalars(select(Response).where(Response.gate.is_(True)).order_by(Response.id)).first()
+            assert gate_side is not None
+            gate_side.trajectory = steps
+            session.commit()
+            battle_id = gate_side.battle_id
+        first = tmp_path / "first.parquet"
+        assert cli(monkeypatch, database_url, "export", str(first), "--trajectories") == 0
+        rows = {row["question_id"]: row for _, row in iter_rows(first)}
+        side = "a" if rows[battle_id]["model_a"] == gate_side.contender else "b"
+        exported = rows[battle_id][f"trajectory_{side}"]
+        assert [(s["tool"], json.loads(s["arguments"])) for s in exported] == [(s["tool"], s["args"]) for s in steps]
+        assert rows[battle_id][f"tool_calls_{side}"] == 2
+        assert all("answer_a" not in row for row in rows.values())  # trajectories without the answers
+        fresh = tmp_path / "fresh.db"
+        shutil.copy(sqlite_template, fresh)
+        assert cli(monkeypatch, f"sqlite:///{fresh}", "import", str(first)) == 0
+        with make_sessionmaker(make_engine(f"sqlite:///{fresh}"))() as session:
+            stored = session.scalars(select(Response).where(Response.battle_id == battle_id, Response.side == side))
+            assert stored.one().trajectory == steps
+        second = tmp_path / "second.parquet"
+        assert cli(monkeypatch, f"sqlite:///{fresh}", "export", str(second), "--trajectories") == 0
+        assert [row for _, row in iter_rows(second)] == [row for _, row in iter_rows(first)]
 
     def test_import_of_bad_rows_names_lines_and_imports_nothing(self, database_url, tmp_path, monkeypatch, capsys):
         sessions = make_sessionmaker(make_engine(database_url))
