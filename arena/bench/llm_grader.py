@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Sequence
-from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
 from arena.bench.dataset import Instance
 from arena.bench.grades import Grade, Run
-from arena.contenders.base import ChatMessage, ChatModel, ContenderError, TextDelta
+from arena.contenders.base import ChatMessage, ChatModel, ContenderError
+from arena.contenders.verdict import MalformedVerdict, collect_verdict, fence, verdict_object
 
 SYSTEM_PROMPT = (
     "You grade answers of a geographic benchmark. Reply with exactly one JSON object matching the "
@@ -75,10 +74,6 @@ MAX_VERDICT_CHARS = 8_000
 ATTEMPTS = 3
 
 
-class MalformedVerdict(ValueError):
-    pass
-
-
 @dataclass
 class LLMGrader:
     """Grades with a chat model; its name is stored with each grade."""
@@ -101,7 +96,7 @@ class LLMGrader:
         for _ in range(ATTEMPTS):
             try:
                 async with asyncio.timeout(self.timeout):
-                    text = await collect_text(self.model, messages)
+                    text = await collect_verdict(self.model, messages, limit=MAX_VERDICT_CHARS)
                 return parse_grade(text, len(steps))
             except MalformedVerdict as exc:
                 problem = f"malformed verdict: {exc}"
@@ -117,9 +112,9 @@ class LLMGrader:
 def grading_prompt(instance: Instance, run: Run, steps: Sequence[str]) -> str:
     numbered = "\n".join(f"{i}. {step}" for i, step in enumerate(steps, 1)) or "(none given)"
     return PROMPT.format(
-        question=_fence(instance.prompt),
-        response=_fence(run.answer[-MAX_RESPONSE_CHARS:]),
-        trajectory=_fence(describe_trajectory(run.trajectory)),
+        question=fence(instance.prompt),
+        response=fence(run.answer[-MAX_RESPONSE_CHARS:]),
+        trajectory=fence(describe_trajectory(run.trajectory)),
         correct_answer=" ".join(instance.gold.split()),
         steps=numbered,
     )
@@ -139,16 +134,7 @@ def describe_trajectory(steps: Sequence[dict[str, Any]]) -> str:
 
 def parse_grade(text: str, step_count: int) -> Grade:
     """The strict verdict; a ```json fence is tolerated (models add one), nothing else."""
-    body = text.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, flags=re.DOTALL)
-    if fenced:
-        body = fenced.group(1)
-    try:
-        verdict = json.loads(body)
-    except ValueError:
-        raise MalformedVerdict(f"not JSON: {body[:80]!r}") from None
-    if not isinstance(verdict, dict):
-        raise MalformedVerdict("not a JSON object")
+    verdict = verdict_object(text)
     extracted, reasoning = verdict.get("extracted_final_answer"), verdict.get("reasoning")
     correct, confidence = verdict.get("correct"), verdict.get("confidence")
     reached = verdict.get("milestones_reached", [])
@@ -172,23 +158,3 @@ def parse_grade(text: str, step_count: int) -> Grade:
         confidence=int(confidence),
         milestones=milestones,
     )
-
-
-async def collect_text(model: ChatModel, messages: Sequence[ChatMessage], limit: int = MAX_VERDICT_CHARS) -> str:
-    """The whole text of one chat turn; an essay past `limit` is not a verdict."""
-    parts: list[str] = []
-    size = 0
-    # aclosing: a timeout or an early raise closes the HTTP stream at once.
-    async with aclosing(model.chat(messages)) as events:  # type: ignore[type-var]
-        async for event in events:
-            if isinstance(event, TextDelta):
-                parts.append(event.text)
-                size += len(event.text)
-                if size > limit:
-                    raise MalformedVerdict("the verdict is far too long")
-    return "".join(parts)
-
-
-def _fence(text: str) -> str:
-    # the fence is ours: a run cannot close it early
-    return text.replace("<<<", "‹‹‹").replace(">>>", "›››")

@@ -11,15 +11,12 @@ reason the offline model stays the floor.
 from __future__ import annotations
 
 import asyncio
-import json
-import re
-from collections.abc import Sequence
-from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
 from arena.config import ContenderConfig
-from arena.contenders.base import ChatMessage, ChatModel, TextDelta
+from arena.contenders.base import ChatMessage, ChatModel
+from arena.contenders.verdict import MalformedVerdict, collect_verdict, verdict_object
 from arena.gatekeeper.policy import policy_text
 
 SYSTEM_PROMPT = (
@@ -31,10 +28,6 @@ SYSTEM_PROMPT = (
 )
 
 MAX_VERDICT_CHARS = 2000
-
-
-class MalformedVerdict(ValueError):
-    pass
 
 
 @dataclass
@@ -55,43 +48,20 @@ class LLMJudge:
             ChatMessage(role="user", content=f"Question:\n<<<\n{prompt}\n>>>"),
         ]
         async with asyncio.timeout(self.timeout):
-            text = await _collect(self.model, messages)
+            text = await collect_verdict(self.model, messages, limit=MAX_VERDICT_CHARS)  # a verdict is one line
         return parse_verdict(text)
 
 
 def parse_verdict(text: str) -> tuple[bool, str]:
     """The strict verdict. A ```json fence around it is tolerated (models add
     them), nothing else is."""
-    body = text.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, flags=re.DOTALL)
-    if fenced:
-        body = fenced.group(1)
-    try:
-        verdict = json.loads(body)
-    except ValueError:
-        raise MalformedVerdict(f"not JSON: {body[:80]!r}") from None
-    if not isinstance(verdict, dict):
-        raise MalformedVerdict("not a JSON object")
+    verdict = verdict_object(text)
     geographic, reason = verdict.get("geographic"), verdict.get("reason")
     if not isinstance(geographic, bool):
         raise MalformedVerdict('"geographic" must be true or false')
     if not isinstance(reason, str) or not reason.strip():
         raise MalformedVerdict('"reason" must be a non-empty string')
     return geographic, " ".join(reason.split())[:300]
-
-
-async def _collect(model: ChatModel, messages: Sequence[ChatMessage]) -> str:
-    parts: list[str] = []
-    size = 0
-    # aclosing: a timeout or an early raise closes the HTTP stream at once.
-    async with aclosing(model.chat(messages)) as events:  # type: ignore[type-var]
-        async for event in events:
-            if isinstance(event, TextDelta):
-                parts.append(event.text)
-                size += len(event.text)
-                if size > MAX_VERDICT_CHARS:  # a verdict is one line; this is an essay
-                    raise MalformedVerdict("the verdict is far too long")
-    return "".join(parts)
 
 
 def _chat_model(cfg: ContenderConfig, deps: Any) -> ChatModel:

@@ -12,12 +12,10 @@ from where they stood. Answers are untrusted text: fenced and called data.
 from __future__ import annotations
 
 import asyncio
-import json
-import re
 from dataclasses import dataclass
 
-from arena.bench.llm_grader import MalformedVerdict, collect_text
 from arena.contenders.base import ChatMessage, ChatModel, ContenderError, ContenderImage
+from arena.contenders.verdict import MalformedVerdict, collect_verdict, fence, verdict_object
 
 SYSTEM_PROMPT = (
     "You are an expert judge of geographic reasoning about photos. You compare two assistants' answers to "
@@ -91,9 +89,9 @@ class BattleJudge:
 
     async def _ask(self, case: BattleCase, image: ContenderImage, first: str, second: str) -> tuple[str, str]:
         text = PROMPT.format(
-            question=_fence(case.prompt),
-            first=_fence(first[:MAX_ANSWER_CHARS]),
-            second=_fence(second[:MAX_ANSWER_CHARS]),
+            question=fence(case.prompt),
+            first=fence(first[:MAX_ANSWER_CHARS]),
+            second=fence(second[:MAX_ANSWER_CHARS]),
         )
         messages = [
             ChatMessage(role="system", content=SYSTEM_PROMPT),
@@ -103,7 +101,7 @@ class BattleJudge:
         for _ in range(ATTEMPTS):
             try:
                 async with asyncio.timeout(self.timeout):
-                    return parse_vote(await collect_text(self.model, messages, limit=4000))
+                    return parse_vote(await collect_verdict(self.model, messages, limit=4000))
             except MalformedVerdict as exc:
                 problem = f"malformed verdict: {exc}"
             except TimeoutError:
@@ -113,16 +111,7 @@ class BattleJudge:
 
 def parse_vote(text: str) -> tuple[str, str]:
     """(winner, reasoning) from the strict verdict; a ```json fence is tolerated."""
-    body = text.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, flags=re.DOTALL)
-    if fenced:
-        body = fenced.group(1)
-    try:
-        verdict = json.loads(body)
-    except ValueError:
-        raise MalformedVerdict(f"not JSON: {body[:80]!r}") from None
-    if not isinstance(verdict, dict):
-        raise MalformedVerdict("not a JSON object")
+    verdict = verdict_object(text)
     winner, reasoning = verdict.get("winner"), verdict.get("reasoning", "")
     if isinstance(winner, int) and not isinstance(winner, bool):
         winner = str(winner)
@@ -138,7 +127,3 @@ def _sides(winner: str, *, swapped: bool) -> str:
         return winner
     first_is_a = not swapped
     return "a" if (winner == "1") == first_is_a else "b"
-
-
-def _fence(text: str) -> str:
-    return text.replace("<<<", "‹‹‹").replace(">>>", "›››")
