@@ -202,8 +202,9 @@ def chatbot_arena_snapshot(share: float = 0.05, seed: int = 5) -> dict[str, Any]
     per_pair = counts.sum(axis=1)
     a, b = np.repeat(pairs[:, 0], per_pair), np.repeat(pairs[:, 1], per_pair)
     y = np.concatenate([np.repeat([1.0, 0.0, 0.5, 0.5], c) for c in counts])
-    means = [300.0, 2.0, 1.0, 3.0, 0.2]
-    fa, fb = (rng.poisson(means, (y.size, 5)).astype(np.float64) for _ in range(2))
+    # per style feature, in FEATURES order: characters, list items, headers, emphasis, GPS mentions, tool calls
+    means = dict(zip(FEATURES, [300.0, 2.0, 1.0, 3.0, 0.2, 1.0], strict=True))
+    fa, fb = (rng.poisson([means[f] for f in FEATURES], (y.size, len(FEATURES))).astype(np.float64) for _ in range(2))
     log = VoteLog(list(data["models"]), a, b, y, fa, fb, np.arange(y.size, dtype=np.float64), {}, {})
     return build_snapshot(log, RankOptions(ci="sandwich", seed=seed))
 
