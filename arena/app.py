@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+import signal
+import threading
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -41,6 +43,7 @@ from arena.pool.counts import EvidenceCache, VoteCountCache
 from arena.web import admin, battles, bench, health, images, leaderboard, metrics, pages, review, terms
 from arena.web.headers import SecurityHeaders
 from arena.web.origin import SameOriginWrites
+from arena.web.requestlog import RequestIds, configure_logging
 from arena.web.worldmap import world_map_svg
 
 if TYPE_CHECKING:
@@ -68,6 +71,16 @@ ROUTERS = (
 )
 
 
+def create_served_app() -> FastAPI:
+    """The app of `arena serve` (uvicorn's factory, in each worker): its log configured, and
+    SIGTERM drains the replica before uvicorn stops it."""
+    settings = Settings()
+    configure_logging(settings.log_format, settings.log_level)
+    app = create_app(settings)
+    app.state.drain_on_sigterm = True
+    return app
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     app = FastAPI(
@@ -81,7 +94,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router)
     _install_error_handlers(app)
     app.add_middleware(SameOriginWrites)  # no cross-site writes (arena.web.origin)
-    app.add_middleware(SecurityHeaders)  # outermost: on every answer, refusals included
+    app.add_middleware(SecurityHeaders)  # on every answer, refusals included
+    app.add_middleware(RequestIds)  # outermost: every answer has an id and an access line
+    app.state.drain_on_sigterm = False
     return app
 
 
@@ -162,9 +177,12 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         await asyncio.to_thread(battle_runs.recover)
     except Exception:  # the database may be down at start-up: followers still abandon by the lease
         log.warning("could not look for battles left running", exc_info=True)
+    restore_signal = _drain_on_sigterm(battle_runs, settings.shutdown_grace) if app.state.drain_on_sigterm else None
     try:
         yield
     finally:
+        if restore_signal is not None:
+            restore_signal()
         if ranker is not None:
             ranker.stop()
         await battle_runs.shutdown()
@@ -173,6 +191,44 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             await relay.stop()
         await http.aclose()
         engine.dispose()
+
+
+def _drain_on_sigterm(runs: BattleRuns, grace: float) -> Callable[[], None] | None:
+    """On SIGTERM: no new battles (503, and /readyz says so), the running ones get `grace`
+    seconds and the rest are abandoned, streams of battles run elsewhere are told to
+    reconnect; then uvicorn's own handler stops the server. A second SIGTERM stops it now.
+    Returns what restores the previous handler (None outside the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGTERM)
+    draining: set[asyncio.Task[None]] = set()
+
+    def stop_now() -> None:
+        if callable(previous):
+            previous(signal.SIGTERM, None)
+
+    async def drain() -> None:
+        log.info("SIGTERM: taking no new battles; %d running get up to %.0f s", runs.running, grace)
+        finished, abandoned = await runs.drain(grace)
+        log.info("drained: %d battle(s) finished, %d abandoned; stopping", finished, abandoned)
+        stop_now()
+
+    def begin() -> None:
+        if draining:
+            stop_now()
+            return
+        task = loop.create_task(drain(), name="drain")
+        draining.add(task)
+
+    def on_sigterm(_sig: int, _frame: object) -> None:
+        loop.call_soon_threadsafe(begin)  # the handler runs between bytecodes: only schedule
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    return restore
 
 
 def _log_connection_pools(upstream: UpstreamClients, settings: Settings) -> None:

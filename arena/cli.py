@@ -81,13 +81,17 @@ def _serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     uvicorn.run(
-        "arena.app:create_app",
+        "arena.app:create_served_app",
         factory=True,
         host=args.host,
         port=args.port,
         workers=args.workers,
         reload=args.reload,
-        log_level="info",
+        log_level=settings.log_level,
+        log_config=None,  # the app configures the log (ARENA_LOG_FORMAT)
+        access_log=False,  # the app writes its own access line, without client addresses
+        # after the app's own drain (ARENA_SHUTDOWN_GRACE) uvicorn waits this long for the last connections
+        timeout_graceful_shutdown=5,
         proxy_headers=True,
         forwarded_allow_ips=settings.forwarded_allow_ips,
     )

@@ -84,6 +84,12 @@ class Settings(BaseSettings):
     # the operator's own terms (Markdown) for /terms; None: the built-in text
     terms_file: Path | None = None
 
+    # on SIGTERM: seconds running battles get to finish (503 for new ones meanwhile); the rest are abandoned
+    shutdown_grace: float = Field(default=30.0, ge=0)
+    # `arena serve`'s log: "text" or "json" (one object a line, with the request id)
+    log_format: Literal["text", "json"] = "text"
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
     # load: battles this replica runs at once; one more is answered 503 with Retry-After
     max_battles: int = Field(default=200, ge=1)
     # connections to each provider (one pool per origin, e.g. https://api.openai.com); 0 = two per

@@ -2,7 +2,8 @@
 
 Events: `delta {side, text, html}`, `step {side, ...}`, `done {side, html,
 latency_ms}`, `error {side, message}`, `ready {}`, and always last
-`end {status}`.
+`end {status}`; or `reconnect {}` from a replica that is stopping, which then
+closes the stream so the browser reconnects.
 """
 
 from __future__ import annotations
@@ -25,3 +26,6 @@ KEEP_ALIVE = ": keep-alive\n\n"
 # A dropped connection is retried after one second, well inside the runner's
 # grace before it abandons a battle nobody watches.
 RECONNECT_HINT = "retry: 1000\n\n"
+# Sent by a replica that is shutting down before it closes a stream without `end`: the
+# browser's EventSource reconnects by itself (through the proxy, to another replica).
+RECONNECT = "event: reconnect\ndata: {}\n\n"

@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from arena.answers.markdown import render_markdown
 from arena.answers.style import style_features
 from arena.battles import repository
-from arena.battles.events import KEEP_ALIVE, RECONNECT_HINT, BattleEvent
+from arena.battles.events import KEEP_ALIVE, RECONNECT, RECONNECT_HINT, BattleEvent
 from arena.battles.relay import KEEP_EVENTS, EventRelay, prune_events, read_events, write_events
 from arena.contenders.base import (
     Contender,
@@ -56,6 +56,7 @@ ABANDON_GRACE = 5.0  # seconds a battle with no watcher keeps running, for a rec
 # this long lost its replica (kill -9, a long database outage) and is abandoned by whoever looks.
 LEASE_SECONDS = 30.0
 MAX_BATTLES = 200  # running at once on one replica (ARENA_MAX_BATTLES)
+DRAIN_RETRY_AFTER = 2  # seconds: by then the proxy sends the client to another replica
 FULL_RETRY_AFTER = 5  # seconds a refused client is asked to wait: about the time battles take to free places
 
 
@@ -98,6 +99,7 @@ class BattleRuns:
         self._reserved: dict[str, float] = {}
         self._slot_ids = itertools.count()
         self.relay = relay
+        self.draining = False  # set by `drain`: no new battles here, watchers go elsewhere
         self.max_answer_chars = max_answer_chars
         self.lease = lease
         self.sessions = sessions
@@ -119,6 +121,13 @@ class BattleRuns:
         would then wait for upstream connections and fail midway. The place passes to the run
         when its stream opens, and lapses after a lease if no stream comes."""
         self._expire_reservations()
+        if self.draining:
+            raise ClientError(
+                503,
+                "shutting_down",
+                "This server is restarting; please try again in a moment.",
+                headers={"Retry-After": str(DRAIN_RETRY_AFTER)},
+            )
         if self.running + len(self._reserved) >= self.max_battles:
             raise ClientError(
                 503,
@@ -144,6 +153,11 @@ class BattleRuns:
         """SSE text for one watcher of the battle."""
         yield RECONNECT_HINT
         run = self._runs.get(battle_id)
+        if run is None and self.draining:
+            # A battle this replica is not running: the stream closes without `end`, and
+            # the browser reconnects by itself, to a replica that is staying up.
+            yield RECONNECT
+            return
         if run is None:
             try:
                 inputs = await asyncio.to_thread(self._claim, battle_id)
@@ -172,6 +186,19 @@ class BattleRuns:
         if count:
             log.warning("abandoned %d battle(s) left running by a stopped replica", count)
         return count
+
+    async def drain(self, grace: float) -> tuple[int, int]:
+        """Stop taking battles and let the running ones finish within `grace` seconds; the
+        rest are abandoned (their watchers get `end`). Returns (finished, abandoned)."""
+        self.draining = True
+        tasks = [run.task for run in self._runs.values()]
+        if not tasks:
+            return 0, 0
+        _, pending = await asyncio.wait(tasks, timeout=grace)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        return len(tasks) - len(pending), len(pending)
 
     async def shutdown(self) -> None:
         for run in list(self._runs.values()):
@@ -220,6 +247,9 @@ class BattleRuns:
             stale_after = timedelta(seconds=self.lease)
             if await asyncio.to_thread(self._abandon_if_stale, battle_id, stale_after):
                 continue
+            if self.draining:  # followed elsewhere from now on
+                yield RECONNECT
+                return
             await asyncio.sleep(POLL_INTERVAL)
             waited += POLL_INTERVAL
             if waited >= KEEP_ALIVE_INTERVAL:
@@ -235,6 +265,9 @@ class BattleRuns:
         look_now = True  # a battle that already ended (or never started) is replayed at once
         with self.relay.doorbell(battle_id) as bell:
             while True:
+                if self.draining:  # followed elsewhere from now on (seen within lease / 3)
+                    yield RECONNECT
+                    return
                 bell.clear()  # before reading: a ring during the read is not lost
                 events = await asyncio.to_thread(self._read_events, battle_id, sent)
                 for seq, event in events:

@@ -50,6 +50,7 @@ async def readyz(services: ServicesDep) -> JSONResponse:
     contenders = len(services.pool)
     check("pool", None if contenders >= 2 else f"{contenders} contender(s) loaded; a battle needs two")
     check("gatekeeper", None if services.gatekeeper.warmed else "the prompt classifier is not loaded yet")
+    check("accepting", "this replica is shutting down" if services.battle_runs.draining else None)
     if problems:
         return JSONResponse(
             {

@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -35,6 +35,7 @@ class ArenaServer:
     url: str
     data_dir: Path
     log: Path
+    process: subprocess.Popen[bytes] | None = field(default=None, compare=False)
 
     @property
     def database(self) -> Path:
@@ -74,8 +75,8 @@ def serve_arena(
     if database_url:
         env["ARENA_DATABASE_URL"] = database_url
     env |= env_extra or {}
-    server = ArenaServer(f"http://127.0.0.1:{port}", base / "data", base / f"server-{port}.log")
-    with server.log.open("wb") as log:
+    log_path = base / f"server-{port}.log"
+    with log_path.open("wb") as log:
         process = subprocess.Popen(
             [str(arena), "serve", "--host", "127.0.0.1", "--port", str(port)],
             cwd=ROOT,
@@ -83,6 +84,7 @@ def serve_arena(
             stdout=log,
             stderr=subprocess.STDOUT,
         )
+    server = ArenaServer(f"http://127.0.0.1:{port}", base / "data", log_path, process)
     try:
         _wait_until_serving(server, process)
         yield server

@@ -62,7 +62,7 @@ async def test_readyz_is_ready_on_a_migrated_database(client):
     assert response.status_code == 200, response.text
     assert response.json() == {
         "status": "ready",
-        "checks": {"database": "ok", "migrations": "ok", "pool": "ok", "gatekeeper": "ok"},
+        "checks": {"database": "ok", "migrations": "ok", "pool": "ok", "gatekeeper": "ok", "accepting": "ok"},
     }
 
 
@@ -72,7 +72,13 @@ async def test_readyz_names_migrations_when_the_database_is_behind(settings, old
         response = await client.get("/readyz")
         assert response.status_code == 503
         body = response.json()
-        assert body["checks"] == {"database": "ok", "migrations": "failing", "pool": "ok", "gatekeeper": "ok"}
+        assert body["checks"] == {
+            "database": "ok",
+            "migrations": "failing",
+            "pool": "ok",
+            "gatekeeper": "ok",
+            "accepting": "ok",
+        }
         assert body["error"] == "not_ready"
         assert f"at {OLDER}" in body["message"] and head_revisions()[0] in body["message"]
         assert (await client.get("/healthz")).status_code == 200  # alive, just not ready
