@@ -201,21 +201,27 @@ class _Stream(io.RawIOBase):
 
     def __init__(self, chunks: Iterator[bytes]) -> None:
         self.chunks = chunks
-        self.pending = b""
+        self.pending = memoryview(b"")
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
-        while not self.pending:
-            chunk = next(self.chunks, None)
-            if chunk is None:
-                return 0
-            self.pending = chunk
-        size = min(len(buffer), len(self.pending))
-        buffer[:size] = self.pending[:size]
-        self.pending = self.pending[size:]
-        return size
+        # fill the whole buffer: COPY hands over a row at a time, and a short
+        # read per row would cost Arrow one call (and one buffer) per vote
+        view = memoryview(buffer).cast("B")
+        filled = 0
+        while filled < len(view):
+            if not self.pending:
+                chunk = next(self.chunks, None)
+                if chunk is None:
+                    break
+                self.pending = memoryview(chunk)
+            size = min(len(view) - filled, len(self.pending))
+            view[filled : filled + size] = self.pending[:size]
+            self.pending = self.pending[size:]
+            filled += size
+        return filled
 
 
 def _fetch(session: Session, query: str) -> pa.Table:
