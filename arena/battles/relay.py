@@ -31,6 +31,7 @@ from arena.db.tables import BattleEventRow, utcnow
 log = logging.getLogger(__name__)
 
 CHANNEL = "arena_battle_events"
+APPLICATION_NAME = "arena-event-relay"  # how its connections show in pg_stat_activity
 RECONNECT_DELAY = 1.0  # seconds between attempts to get the LISTEN connection back
 # rows older than this are pruned; longer than any battle may run (the runner passes its timeout)
 KEEP_EVENTS = timedelta(minutes=10)
@@ -99,7 +100,9 @@ class EventRelay:
     async def _listen(self) -> None:
         while True:
             try:
-                async with await psycopg.AsyncConnection.connect(self._dsn, autocommit=True) as conn:
+                async with await psycopg.AsyncConnection.connect(
+                    self._dsn, autocommit=True, application_name=APPLICATION_NAME
+                ) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     self.listening.set()
                     self._ring_all()  # anything sent while we were away is read now

@@ -140,3 +140,62 @@ async def _health(url: str) -> dict[str, float]:
 def _clean_after(postgres_url: str):  # type: ignore[no-untyped-def]
     yield
     empty_database(postgres_url)  # the other suites' PostgreSQL tests start from an empty database
+
+
+class TestRelayOutage:
+    @pytest.fixture
+    def database_url(self, postgres_url: str) -> str:  # the relay is PostgreSQL's: SQLite runs as one process
+        empty_database(postgres_url)
+        return postgres_url
+
+    @pytest.fixture
+    def settings(self, settings, tmp_path: Path, openai_server):  # type: ignore[no-untyped-def]
+        base_url, _ = openai_server
+        pool = write_pool(tmp_path / "paced.toml", base_url, {"paced-one": "paced-one", "paced-two": "paced-two"})
+        pool.write_text(pool.read_text() + NO_READING_TIME)
+        return settings.model_copy(update={"config": pool})
+
+    async def test_watchers_keep_up_while_the_listen_connection_is_cut_and_it_comes_back(
+        self, settings, photo_bytes: bytes
+    ) -> None:
+        from arena.app import create_app
+        from arena.battles.relay import APPLICATION_NAME
+
+        first, second = create_app(settings), create_app(settings)  # two replicas in one process
+        async with first.router.lifespan_context(first), second.router.lifespan_context(second):
+            relay = second.state.services.battle_runs.relay
+            await asyncio.wait_for(relay.listening.wait(), 10)
+            async with (
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=first), base_url="http://one") as one,
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=second), base_url="http://two") as two,
+            ):
+                battle_id = await start(one, "", photo_bytes)
+                path = f"/api/battles/{battle_id}/events"
+                runner = events(one, path)
+                first_event = await anext(runner)
+                watcher = asyncio.create_task(collect(two, path))
+                await asyncio.sleep(0.3)
+                cut = await asyncio.to_thread(_terminate, settings.resolved_database_url, APPLICATION_NAME)
+                assert cut >= 1
+                on_one = [first_event] + [e async for e in runner]
+                on_two = await asyncio.wait_for(watcher, 20)
+            await asyncio.wait_for(relay.listening.wait(), 10)  # and it is listening again
+        assert [e.name for e in on_two] == [e.name for e in on_one]
+        assert answer_text(on_two, "a") == answer_text(on_one, "a") != ""
+
+
+def _terminate(url: str, application_name: str) -> int:
+    """Cut the relays' LISTEN connections from the server side, as a failover or restart would."""
+    from sqlalchemy import text
+
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        cut = conn.execute(
+            text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE application_name = :name AND datname = current_database()"
+            ),
+            {"name": application_name},
+        ).scalar_one()
+    engine.dispose()
+    return int(cut)
