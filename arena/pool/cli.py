@@ -14,9 +14,9 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "models",
         help="list the pool: provider, model, weight, gate, status and votes",
-        description="List the contenders of the pool file (ARENA_CONFIG) with their effective sampling weight "
-        "and vote counts from the database. Outage cool-downs live in each server process's memory; this "
-        "command shows the configuration's view (a contender with weight 0 is 'excluded').",
+        description="List the contenders of the pool file (ARENA_CONFIG) with their effective sampling weight, "
+        "status and vote counts from the database. The status is 'excluded' for weight 0, and shows the outage "
+        "cool-downs the replicas share in the database.",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per contender instead of a table")
     parser.set_defaults(func=run)
@@ -27,10 +27,13 @@ def run(args: argparse.Namespace) -> int:
 
     settings = Settings()
     pool = settings.pool
-    counts, problem = _vote_counts(settings.resolved_database_url)
+    counts, cooling, problem = _from_database(settings.resolved_database_url)
     if problem:
         print(f"arena models: vote counts unavailable: {problem}", file=sys.stderr)
-    rows = pool_rows(pool, counts)
+    from arena.pool.cooldowns import MemoryCooldowns
+    from arena.pool.policy import PoolPolicy
+
+    rows = pool_rows(pool, counts, PoolPolicy.from_config(pool, MemoryCooldowns.of(cooling)))
     if args.json:
         for row in rows:
             print(json.dumps(row, ensure_ascii=False))
@@ -60,23 +63,29 @@ def pool_rows(pool: PoolConfig, vote_counts: dict[str, int] | None, policy: Any 
     return rows
 
 
-def _vote_counts(url: str) -> tuple[dict[str, int] | None, str]:
+def _from_database(url: str) -> tuple[dict[str, int] | None, dict[str, float], str]:
+    """Vote counts (None if unknown), cool-downs in force, and what kept us from reading them."""
+    import time
+
     from sqlalchemy.exc import SQLAlchemyError
 
     from arena.db.ready import schema_problem
     from arena.db.session import make_engine, make_sessionmaker
+    from arena.pool.cooldowns import SharedCooldowns
     from arena.pool.counts import vote_counts
 
     problem = schema_problem(url)  # checked first: connecting to a missing SQLite file would create it
     if problem:
-        return None, problem
+        return None, {}, problem
     engine = make_engine(url)
     try:
-        with make_sessionmaker(engine)() as session:
-            return vote_counts(session), ""
+        sessions = make_sessionmaker(engine)
+        with sessions() as session:
+            counts = vote_counts(session)
+        return counts, SharedCooldowns(sessions).cooling(time.time()), ""
     except SQLAlchemyError as exc:
         detail = getattr(exc, "orig", None) or exc
-        return None, (str(detail).splitlines() or [type(exc).__name__])[0][:120]
+        return None, {}, (str(detail).splitlines() or [type(exc).__name__])[0][:120]
     finally:
         engine.dispose()
 

@@ -40,6 +40,13 @@ class MemoryCooldowns:
         self._until: dict[str, float] = {}
         self._lock = threading.Lock()
 
+    @classmethod
+    def of(cls, cooling: dict[str, float]) -> MemoryCooldowns:
+        """A book holding these cool-downs (contender -> epoch second it comes back)."""
+        book = cls()
+        book._until = dict(cooling)
+        return book
+
     def record(self, name: str, ok: bool, now: float, outage: Outage) -> None:
         with self._lock:
             if ok:

@@ -9,7 +9,7 @@ import pytest
 
 from arena.cli import main
 from arena.db.session import make_engine, make_sessionmaker
-from arena.db.tables import Battle, Image, Vote
+from arena.db.tables import Battle, ContenderHealth, Image, Vote
 from arena.pool.counts import vote_counts
 
 POOL_FILE = """
@@ -100,6 +100,25 @@ class TestModelsCommand:
         table = capsys.readouterr().out.splitlines()
         assert table[0].split() == ["name", "provider", "model", "weight", "gate", "status", "votes"]
         assert table[1].split() == ["gpt-4o", "openai", "gpt-4o", "6", "no", "active", "1"]
+
+    def test_shows_the_cooldowns_the_replicas_share(
+        self,
+        database_url: str,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        engine = make_engine(database_url)
+        with make_sessionmaker(engine).begin() as session:  # a replica cooled claude down until 2099
+            session.add(ContenderHealth(contender="claude", failures=0, cooling_until=4_102_444_800.0))
+        engine.dispose()
+        (tmp_path / "arena.toml").write_text(POOL_FILE)
+        monkeypatch.setenv("ARENA_CONFIG", str(tmp_path / "arena.toml"))
+        monkeypatch.setenv("ARENA_DATABASE_URL", database_url)
+        assert main(["models", "--json"]) == 0
+        rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+        assert rows["claude"]["status"] == "cooling down until 2100-01-01 00:00:00 UTC"
+        assert rows["gpt-4o"]["status"] == "active"
 
     def test_without_a_database_the_votes_are_unknown(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
