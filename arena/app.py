@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 import httpx
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from arena.battles.relay import relay_for
 from arena.battles.runner import BattleHooks, BattleRuns
@@ -304,6 +305,13 @@ def _install_error_handlers(app: FastAPI) -> None:
         return JSONResponse(
             {"error": code, "message": message}, status_code=exc.status_code, headers=getattr(exc, "headers", None)
         )
+
+    @app.exception_handler(ClientDisconnect)
+    async def _gone(request: Request, _exc: ClientDisconnect) -> Response:
+        # A browser that closes the tab mid-upload is no fault of ours: one line, no traceback.
+        # Nobody reads the answer; the status only names the case in the access log.
+        log.warning("the client closed the connection during %s %s", request.method, request.url.path)
+        return Response(status_code=400)
 
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:

@@ -61,6 +61,7 @@ class Settings(BaseSettings):
 
     # image intake
     max_upload_bytes: int = 15 * 1024 * 1024
+    upload_timeout: float = 60.0  # seconds for a whole upload body to arrive (408 after: slow or stalled clients)
     max_pixels: int = 40_000_000
     contender_long_side: int = 2048
     max_prompt_chars: int = 2000

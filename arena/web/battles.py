@@ -129,7 +129,9 @@ async def _create_battle(
     # The body is counted as it arrives: a chunked upload has no Content-Length
     # to refuse up front, and the form parser would spool all of it to disk.
     # The form closes (and deletes) its spooled upload when this block ends.
-    async with _limited(request, settings.max_upload_bytes).form(max_files=1, max_fields=7) as form:
+    async with _limited(request, settings.max_upload_bytes, settings.upload_timeout).form(
+        max_files=1, max_fields=7
+    ) as form:
         upload, prompt = form.get("image"), form.get("prompt")
         if needed_bits:
             token, solution = form.get("challenge"), form.get("solution")
@@ -367,14 +369,26 @@ def _photo_of(session: Session, battle_id: str) -> tuple[str, int, int] | None:
     return (stored.sha256, stored.width, stored.height) if stored is not None else None
 
 
-def _limited(request: Request, max_bytes: int) -> Request:
-    """The same request, whose body refuses to grow past the upload limit (413)."""
+def _limited(request: Request, max_bytes: int, timeout: float) -> Request:
+    """The same request, whose body refuses to grow past the upload limit (413) or to take
+    longer than `timeout` seconds to arrive (408): a client that trickles its body or stops
+    half-way would otherwise hold the connection and the battle slot for ever."""
     limit = max_bytes + 64 * 1024  # room for the prompt and multipart framing
+    deadline = asyncio.get_running_loop().time() + timeout
     received = 0
 
     async def receive() -> Message:
         nonlocal received
-        message = await request.receive()
+        remaining = deadline - asyncio.get_running_loop().time()
+        try:
+            message = await asyncio.wait_for(request.receive(), max(remaining, 0.0))
+        except TimeoutError:
+            raise ClientError(
+                408,
+                "upload_timeout",
+                f"The upload did not arrive within {timeout:g} seconds; check the connection and try again.",
+                headers={"Connection": "close"},
+            ) from None
         if message["type"] == "http.request":
             received += len(message.get("body", b""))
             if received > limit:
