@@ -12,6 +12,15 @@ answer's error and the accuracy metrics per contender. No votes are cast
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# Run as `python benchmarks/NAME.py`, this folder comes first on the import path, and its
+# http.py (the name for the HTTP benchmark) would shadow the standard library's http
+# module, which httpx imports: the checkout takes the folder's place.
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    sys.path[0] = str(Path(__file__).resolve().parent.parent)
+
 import argparse
 import asyncio
 import json
