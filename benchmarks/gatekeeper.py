@@ -1,6 +1,6 @@
 """The offline gatekeeper's figures against issue 12's targets.
 
-    .venv/bin/python benchmarks/gatekeeper.py [--quick] [--data ../shared/data]
+    .venv/bin/python benchmarks/gatekeeper.py [--quick] [--data ../shared/data] [--not-geo FILE.jsonl ...]
 
 Prints: the model's load time and `import arena.gatekeeper`'s (in fresh
 processes), verdict latency p50/p99 by prompt length up to the 2,000-character
@@ -8,7 +8,10 @@ limit (score + language of the refusal), the held-out accuracy split by source
 (five refits; `--quick` skips it), the GeoBrowse sample's questions (never
 trained on), the arena's own example questions and the kinds the refusal
 names, keyword stuffing, and the language identifier's accuracy on the
-labelled prompts. Each target is marked PASS or MISS.
+labelled prompts. Each target is marked PASS or MISS. `--not-geo` adds
+files of prompts that are all non-geographic (one JSON object a line with a
+`prompt`, as Arena-Hard's `question.jsonl`): evaluation sets, never trained
+or tuned on; the share the model accepts is printed against the 2% target.
 """
 
 from __future__ import annotations
@@ -31,12 +34,15 @@ import sys
 import time
 from pathlib import Path
 
-from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
-from arena.gatekeeper.evaluate import evaluate_model, evaluate_offline
-from arena.gatekeeper.model import OfflineModel
-from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN
-from arena.geo.language import guess_language
-from arena.web.pages import EXAMPLE_PROMPTS
+# the repository, in place of benchmarks/ (whose http.py would shadow the standard library's)
+sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+from arena.gatekeeper.dataset import LabelledPrompt, load_dataset  # noqa: E402
+from arena.gatekeeper.evaluate import evaluate_model, evaluate_offline  # noqa: E402
+from arena.gatekeeper.model import OfflineModel  # noqa: E402
+from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN  # noqa: E402
+from arena.geo.language import guess_language  # noqa: E402
+from arena.web.pages import EXAMPLE_PROMPTS  # noqa: E402
 
 STUFFED = (
     "geography location country city map latitude: tell me a joke",
@@ -51,6 +57,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="skip the five-fold held-out evaluation")
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared" / "data")
+    parser.add_argument("--not-geo", type=Path, action="append", default=[], help="JSONL of non-geographic prompts")
     args = parser.parse_args()
     model = OfflineModel.load()
     rows = load_dataset()
@@ -111,6 +118,15 @@ def main() -> int:
         )
         for row, score in result.errors:
             print(f"      miss  score={score:.3f}  {row.prompt[:110]!r}")
+
+    for path in args.not_geo:
+        lines = [line for line in path.read_text("utf-8").split("\n") if line.strip()]  # not splitlines: U+2028
+        prompts = [p for p in (str(json.loads(line).get("prompt", ""))[:2000] for line in lines) if p.strip()]
+        accepted = [p for p in prompts if model.score(p) >= 0.5]
+        share = len(accepted) / max(len(prompts), 1)
+        _target(
+            f"{path}: non-geographic accepted {len(accepted)}/{len(prompts)} = {share:.4f}", share <= 0.02, "<= 0.02"
+        )
 
     print("== language of the refusal (the one identifier, on the labelled prompts)")
     right = sum(guess_language(r.prompt) == r.lang for r in rows if r.source != "mhumaneval:code")
