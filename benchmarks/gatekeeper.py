@@ -34,15 +34,12 @@ import sys
 import time
 from pathlib import Path
 
-# the repository, in place of benchmarks/ (whose http.py would shadow the standard library's)
-sys.path[0] = str(Path(__file__).resolve().parents[1])
-
-from arena.gatekeeper.dataset import LabelledPrompt, load_dataset  # noqa: E402
-from arena.gatekeeper.evaluate import evaluate_model, evaluate_offline  # noqa: E402
-from arena.gatekeeper.model import OfflineModel  # noqa: E402
-from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN  # noqa: E402
-from arena.geo.language import guess_language  # noqa: E402
-from arena.web.pages import EXAMPLE_PROMPTS  # noqa: E402
+from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
+from arena.gatekeeper.evaluate import evaluate_model, evaluate_offline
+from arena.gatekeeper.model import OfflineModel
+from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN
+from arena.geo.language import guess_language
+from arena.web.pages import EXAMPLE_PROMPTS
 
 STUFFED = (
     "geography location country city map latitude: tell me a joke",
