@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from tests.conftest import SCREENSHOTS
+from tests.web.axe import assert_accessible
 from tests.web.battles import BATTLE_PATH, QUESTION, new_page, start_battle, wait_until_voting_opens
 from tests.web.conftest import ArenaServer
 
@@ -43,7 +44,7 @@ class TestBattleAddress:
         assert page.locator('[data-choice="a"]').is_disabled()
         page.reload()
         assert page.url.endswith(f"/battle/{battle_id}")
-        assert page.locator("#question-prompt").inner_text() == QUESTION
+        page.locator("#question-prompt").filter(has_text=QUESTION).wait_for()  # resumed from /api/battles/{id}
         wait_until_voting_opens(page)
         for side in "ab":
             assert "Best guess: Paris, France" in page.locator(f"#pane-{side} [data-role=answer]").inner_text()
@@ -63,6 +64,7 @@ class TestBattleAddress:
         assert all(b.is_disabled() for b in page.locator("[data-choice]").all())
         assert battle_row(paced_arena.database, battle_id)[2] == "voted"
         page.screenshot(path=str(SCREENSHOTS / f"battle-page-voted-{size}.png"), full_page=True)
+        assert_accessible(page, f"battle page, voted and revealed, {size}")
 
         # another browser (no cookie of the starter): the same battle, read-only, names shown
         other, stranger, stranger_errors = new_page(chromium, size)
@@ -97,6 +99,7 @@ class TestBattleAddress:
         stranger.wait_for_timeout(300)
         assert sent == []
         stranger.screenshot(path=str(SCREENSHOTS / f"battle-page-read-only-{size}.png"), full_page=True)
+        assert_accessible(stranger, f"battle page, read-only, {size}")
         # and the server agrees: a vote without the starter's cookie is refused
         refused = httpx.post(paced_arena.url + f"/api/battles/{battle_id}/vote", json={"choice": "a"})
         assert refused.status_code == 403 and "started the battle" in refused.json()["message"]
@@ -142,6 +145,7 @@ class TestUnknownBattle:
         assert page.get_by_role("heading", name="No such battle").is_visible()
         assert page.get_by_role("link", name="Start a new battle").get_attribute("href") == "/"
         page.screenshot(path=str(SCREENSHOTS / "battle-page-404.png"))
+        assert_accessible(page, "battle page, unknown id (404)")
         api = httpx.get(paced_arena.url + "/api/battles/0123456789abcdef")
         assert api.status_code == 404 and api.json()["error"] == "battle_not_found"
         assert errors == []

@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 
 from tests.conftest import SCREENSHOTS
+from tests.web.axe import assert_accessible
 from tests.web.battles import new_page, wait_until_voting_opens
 from tests.web.conftest import ArenaServer
 
 pytestmark = pytest.mark.browser
 
-ANSWER_TIMEOUT_MS = 150_000  # both offline contenders OCR the photo on a shared CI core
+# both offline contenders OCR the photo (the GATE one in 11 views: 131 s measured on this loaded 2-core host)
+ANSWER_TIMEOUT_MS = 300_000
 
 
 @pytest.mark.parametrize("size", ["desktop", "phone"])
@@ -25,6 +27,7 @@ def test_the_first_visit_offers_the_demo_photo(arena_server: ArenaServer, chromi
     offer = page.locator("#demo-offer")
     assert offer.is_visible() and "MIT licence" in offer.inner_text()
     page.screenshot(path=str(SCREENSHOTS / f"demo-offer-{size}.png"), full_page=True)
+    assert_accessible(page, f"arena, first visit with the demo offer, {size}")
     page.get_by_role("button", name="Try the demo photo").click()
     page.wait_for_function("() => document.getElementById('photo-preview').naturalWidth > 0")
     assert page.get_by_label("Your question").input_value() == "Which country is this? What clues give it away?"
@@ -39,6 +42,7 @@ def test_the_first_visit_offers_the_demo_photo(arena_server: ArenaServer, chromi
         assert "Best guess: somewhere in China." in answer
         assert "I can't place this photo" not in answer
     page.screenshot(path=str(SCREENSHOTS / f"demo-result-{size}.png"), full_page=True)
+    assert_accessible(page, f"battle, offline baselines' answers, {size}")
     # once a battle was started here, the offer is gone
     page.goto(arena_server.url + "/")
     assert page.locator("#demo-offer").is_hidden()

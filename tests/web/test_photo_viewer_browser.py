@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from tests.conftest import SCREENSHOTS
+from tests.web.axe import assert_accessible
 from tests.web.battles import new_page, start_battle, wait_until_voting_opens
 from tests.web.conftest import ArenaServer
 
@@ -76,6 +77,7 @@ class TestPhotoViewer:
         page.keyboard.press("1")  # inside the viewer a digit is no vote
         assert page.locator('[data-choice="a"]').is_enabled()
         page.screenshot(path=str(SCREENSHOTS / "photo-viewer-zoomed-desktop.png"))
+        assert_accessible(page, "photo viewer, zoomed, desktop")
         page.keyboard.press("0")
         assert scale_of(page) == 1 and pan_of(page) == (0, 0)
 
@@ -140,6 +142,7 @@ class TestPhotoViewer:
         touch("touchEnd", 0)
         assert scale_of(page) == pytest.approx(3.0, rel=0.05)
         page.screenshot(path=str(SCREENSHOTS / "photo-viewer-pinched-phone.png"))
+        assert_accessible(page, "photo viewer, pinched, phone")
         # one finger drags the zoomed photo
         cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": cx, "y": cy, "id": 3}]})
         cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": cx - 50, "y": cy, "id": 3}]})

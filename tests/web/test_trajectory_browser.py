@@ -24,6 +24,7 @@ from tests.conftest import SCREENSHOTS
 from tests.contenders.gate.scripted_model import Call, ScriptedModelServer, Turn
 from tests.servers import serve_in_thread
 from tests.servers.openai_compatible import OpenAICompatibleServer
+from tests.web.axe import assert_accessible
 from tests.web.battles import new_page, start_battle, wait_until_voting_opens
 from tests.web.conftest import ArenaServer, serve_arena
 
@@ -121,6 +122,7 @@ def test_trajectory_display(tmp_path: Path, chromium: Any, sample_photo: Path, m
                     assert tools.locator(".gate-step__images img").first.is_visible()
                 page.screenshot(path=str(SCREENSHOTS / f"trajectory-open-{size}.png"), full_page=True)
 
+            assert_accessible(page, f"battle, trajectory {name}, before the vote, {size}")
             page.get_by_role("button", name="Tie").click()
             page.get_by_role("button", name="New battle").wait_for()
             # after the vote the steps are there in every mode; the plain side has none to show

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import SCREENSHOTS
+from tests.web.axe import assert_accessible
 from tests.web.battles import new_page, start_battle, wait_until_voting_opens
 from tests.web.conftest import ArenaServer
 
@@ -47,6 +48,7 @@ class TestVoteBar:
         page.screenshot(path=str(SCREENSHOTS / "vote-bar-phone-bottom.png"))
         page.evaluate("() => window.scrollTo(0, 0)")
         page.screenshot(path=str(SCREENSHOTS / "vote-bar-phone.png"))
+        assert_accessible(page, "battle, vote bar open, phone")
         for choice in ("a", "b", "tie", "both_bad"):
             assert page.locator(f'[data-choice="{choice}"]').is_visible()
         page.get_by_role("button", name="B is better").tap()
@@ -63,5 +65,6 @@ class TestVoteBar:
         start_battle(page, paced_arena.url, sample_photo)
         wait_until_voting_opens(page)
         assert page.evaluate(POSITION) == "static"
+        assert_accessible(page, "battle, voting open, desktop")
         assert errors == []
         context.close()
