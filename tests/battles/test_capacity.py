@@ -56,7 +56,9 @@ async def test_a_full_replica_refuses_new_battles_and_finishes_the_ones_it_took(
     base_url, _ = openai_server
     pool = slow_pool(tmp_path / "arena.toml", base_url, ANSWER_SECONDS)
     photo = (SAMPLE_DIR / "images" / "level1-1.jpg").read_bytes()
-    env = {"ARENA_MAX_BATTLES": str(BATTLES), "ARENA_BATTLES_PER_MINUTE": "0"}
+    # a place held for a battle whose stream has not opened lapses after a lease: a long one
+    # here, so a slow host making the 55 battles does not free places before the 56th
+    env = {"ARENA_MAX_BATTLES": str(BATTLES), "ARENA_BATTLES_PER_MINUTE": "0", "ARENA_BATTLE_LEASE": "300"}
     with serve_arena(tmp_path, pool, database_url=postgres_url, env_extra=env) as server:
         limits = httpx.Limits(max_connections=BATTLES + 10)
         async with httpx.AsyncClient(trust_env=False, timeout=120, limits=limits) as client:
