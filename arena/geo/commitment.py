@@ -15,6 +15,7 @@ only when capitalised, as place names are in prose ("karst" is no town).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -24,6 +25,12 @@ from arena.geo.gazetteer import Gazetteer, Place, load_gazetteer
 from arena.geo.reverse import locate
 from arena.geo.scripts import script_of
 
+# a bold verdict line, as the baselines write it in any of their languages
+_VERDICT = re.compile(
+    r"\*\*\s*(?:best guess|最佳猜测|推定|최선의 추측|mi mejor suposición|meilleure hypothèse|beste vermutung"
+    r"|лучшее предположение|أفضل تخمين|melhor palpite)\s*[:：]\s*([^*\n]+)\*\*",
+    re.IGNORECASE,
+)
 CommitmentLevel = Literal["coordinates", "city", "region", "country"]
 LEVELS: tuple[CommitmentLevel, ...] = ("coordinates", "city", "region", "country")
 _DEPTH = {"country": 1, "region": 2, "city": 3}
@@ -72,7 +79,13 @@ def answer_commitment(text: str, gazetteer: Gazetteer | None = None) -> Commitme
     if points:
         lat, lon = points[0]
         return Commitment(lat, lon, "coordinates", f"{lat:.4f}, {lon:.4f}", locate(lat, lon).country_code)
-    place = most_specific_place(text, gazetteer or load_gazetteer())
+    gazetteer = gazetteer or load_gazetteer()
+    # A stated verdict ("**Best guess: somewhere in China.**") is the commitment, whatever else
+    # the answer goes on to name as alternatives (a city-state among them would outrank a country).
+    verdict = _VERDICT.search(text)
+    place = most_specific_place(verdict.group(1), gazetteer) if verdict else None
+    if place is None:
+        place = most_specific_place(text, gazetteer)
     if place is None or place.lat is None or place.lon is None:
         return None
     return Commitment(place.lat, place.lon, place.kind, place.label(), place.country_code)

@@ -64,3 +64,19 @@ class TestLocate:
 
     def test_continent_of_unknown_country_is_empty(self) -> None:
         assert continent_of("ZZ") == "" and continent_of("jp") == "AS"
+
+
+class TestStatedVerdict:
+    def test_the_baseline_s_country_verdict_wins_over_the_alternatives_it_lists(self) -> None:
+        text = (
+            "**Best guess: somewhere in China.** That is a guess at the country only.\n\n"
+            "### Why\n- The text is in Chinese characters, written mostly in China, Singapore, Malaysia.\n\n"
+            "### Also possible\n- Singapore\n- Malaysia\n"
+        )
+        commitment = answer_commitment(text)
+        assert commitment is not None
+        assert (commitment.level, commitment.country_code) == ("country", "CN")
+
+    def test_in_the_question_s_language_too(self) -> None:
+        commitment = answer_commitment("**最佳猜测：中国境内某处。** 这只是对国家的猜测。\n\n### 其他可能\n- 新加坡\n")
+        assert commitment is not None and commitment.country_code == "CN"
