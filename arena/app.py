@@ -41,7 +41,7 @@ from arena.images.store import store_for
 from arena.pool import PoolPolicy, find_identity_leaks
 from arena.pool.cooldowns import SharedCooldowns
 from arena.pool.counts import EvidenceCache, VoteCountCache
-from arena.web import admin, battles, bench, health, images, leaderboard, metrics, pages, review, terms
+from arena.web import admin, battles, bench, figures, health, images, leaderboard, metrics, pages, review, terms
 from arena.web.headers import SecurityHeaders
 from arena.web.origin import SameOriginWrites
 from arena.web.requestlog import RequestIds, configure_logging
@@ -158,6 +158,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     templates = Jinja2Templates(directory=str(TEMPLATES))
     templates.env.globals["world_map_svg"] = world_map_svg  # inline SVG, drawn on the server
     templates.env.globals["country_name"] = country_display_name
+    templates.env.filters.update(figures.FILTERS)  # one rounding for every figure on a page
     services = Services(
         settings=settings,
         templates=templates,

@@ -96,7 +96,7 @@
         Array.prototype.forEach.call(tbody.rows, function (tr) {
           var match = !needle || tr.dataset.contender.indexOf(needle) !== -1;
           tr.hidden = !match;
-          if (match && table.id === "lb-table") shown++;
+          if (match) shown++;
         });
       });
       table.classList.toggle("lb-no-elo", view !== "plain");
@@ -145,7 +145,7 @@
     var width = Math.max(box.clientWidth, 280);
     var rowH = list.length <= 12 ? 28 : list.length <= 40 ? 20 : 15;
     var labelW = Math.min(Math.round(width * 0.38), 200);
-    var maxChars = Math.max(8, Math.floor(labelW / 7));
+    var maxChars = Math.max(8, Math.floor(labelW / 7.6));  // ~7.6 px a character at 12 px: no name runs past the edge
     var top = 26, right = 14, plotW = width - labelW - right;
     var height = top + list.length * rowH + 8;
     var lo = Math.min.apply(null, list.map(function (r) { return r.ci_low; }));
@@ -233,7 +233,7 @@
     var cell = Math.max(3, Math.min(64, Math.floor((width - labelW - 4) / n)));
     var labelled = cell >= 9;
     if (!labelled) { labelW = 4; cell = Math.max(3, Math.min(64, Math.floor((width - labelW - 4) / n))); }
-    var maxChars = Math.max(6, Math.floor(labelW / 7));
+    var maxChars = Math.max(6, Math.floor(labelW / 7.6));  // ~7.6 px a character at 12 px: no name runs past the edge
     var top = labelled ? Math.round(labelW * 0.75) : 4;
     // rotated column labels lean right: leave them room past the last column
     var w = Math.min(width, labelW + n * cell + (labelled ? Math.round(top * 0.8) : 4)), h = top + n * cell + 4;
@@ -296,6 +296,7 @@
   // name and a tab stop, so keyboards reach it, and a visible cue (a shadow
   // at the edge with more to see and a line saying so) for everyone.
   function markScrollers() {
+    var seen = {};
     Array.prototype.forEach.call(document.querySelectorAll("[data-scroll-label]"), function (box) {
       var wide = box.scrollWidth > box.clientWidth + 1, tall = box.scrollHeight > box.clientHeight + 1;
       var scrolls = wide || tall;
@@ -304,7 +305,11 @@
       if (scrolls) {
         box.setAttribute("tabindex", "0");
         box.setAttribute("role", "region");
-        box.setAttribute("aria-label", box.dataset.scrollLabel + (wide ? ", scrolls sideways" : ", scrolls"));
+        // regions are landmarks: each needs its own name (a second "Benchmark table" becomes "... 2")
+        var name = box.dataset.scrollLabel;
+        seen[name] = (seen[name] || 0) + 1;
+        if (seen[name] > 1) name += " " + seen[name];
+        box.setAttribute("aria-label", name + (wide ? ", scrolls sideways" : ", scrolls"));
       } else {
         box.removeAttribute("tabindex");
         box.removeAttribute("role");

@@ -42,6 +42,15 @@ def count(n: int | float) -> str:
     return f"{int(n):,}"
 
 
+def km(x: float) -> str:
+    """A distance or a score in whole units, grouped: 1,493."""
+    return f"{rounded(x):,f}"
+
+
 def coefficient(x: float) -> str:
     """A style coefficient (log-odds per standard deviation): +0.123."""
     return f"{rounded(x, 3):+f}"
+
+
+# the same functions as Jinja filters, for the templates (`{{ share | percent(0) }}`)
+FILTERS = {"points": points, "percent": percent, "count": count, "km": km, "coefficient": coefficient}
