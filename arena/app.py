@@ -36,7 +36,7 @@ from arena.db.session import Database, make_engine
 from arena.deps import Services
 from arena.errors import ClientError
 from arena.gatekeeper import build_gatekeeper
-from arena.geo.gazetteer import country_display_name
+from arena.geo.gazetteer import country_display_name, load_gazetteer
 from arena.images.store import store_for
 from arena.pool import PoolPolicy, find_identity_leaks
 from arena.pool.cooldowns import SharedCooldowns
@@ -129,6 +129,10 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     gatekeeper = build_gatekeeper(pool_config, deps)
     # Load the offline model before the first request, not during the first person's upload.
     await gatekeeper.warm()
+    if settings.env != "test":
+        # Building the place-name index costs 7-15 CPU-s; without this the first answer naming a
+        # place waited that long for its commitment before `done` (tests warm it where they need it).
+        threading.Thread(target=load_gazetteer, name="gazetteer-warm", daemon=True).start()
 
     def on_side_result(contender: str, ok: bool) -> None:
         policy.record_result(contender, ok)  # outage cool-downs

@@ -18,6 +18,7 @@ from arena.app import create_app
 from arena.config import Settings
 from arena.contenders.gate.registry import ImageRegistry
 from arena.db.migrate import upgrade
+from arena.geo.gazetteer import load_gazetteer
 from arena.images.store import LocalImageStore
 from arena.vision.ops import crop, super_resolution
 from tests.conftest import SCREENSHOTS
@@ -111,7 +112,10 @@ class TestTrajectoryTimeline:
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(url + "/")
         for step in steps:
-            page.evaluate("(step) => window.GeoArenaTrajectory.renderStep(document.getElementById('t'), step)", step)
+            # as `[battles] trajectory = "open"` shows it (tests/web covers the collapsed default)
+            page.evaluate(
+                "(step) => window.GeoArenaTrajectory.renderStep(document.getElementById('t'), step, {open: true})", step
+            )
         assert page.locator(".gate-trajectory__summary").inner_text() == "Tool use: 4 steps (1 failed)"
         assert page.locator(".gate-step").count() == 4
         assert page.locator(".gate-step--failed .gate-step__tool").inner_text() == "crop"
@@ -145,6 +149,9 @@ class TestTrajectoryTimeline:
 def gate_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, ScriptedModelServer]]:
     """The real app with a GATE contender (scripted loopback model) and a plain one."""
     tmp = tmp_path_factory.mktemp("gate-arena")
+    # as `arena serve` does at start-up: the answer names Tokyo, and a cold place-name index would
+    # hold its `done` for 7-15 s (far longer on a loaded machine)
+    load_gazetteer()
     scripted = ScriptedModelServer(
         [
             Turn(
@@ -164,7 +171,8 @@ def gate_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
             f'[[contenders]]\nname = "vlm+gate"\nprovider = "openai"\nbase_url = "{gate_url}/v1"\n'
             'model = "scripted"\ngate = true\ntimeout = 20\n\n'
             f'[[contenders]]\nname = "vlm"\nprovider = "openai"\nbase_url = "{plain_url}/v1"\n'
-            'model = "echo-vlm"\ntimeout = 20\n\n[tools]\ncode = false\n'
+            'model = "echo-vlm"\ntimeout = 20\n\n[tools]\ncode = false\n\n'
+            '[battles]\ntrajectory = "open"\n'
         )
         database = f"sqlite:///{tmp / 'arena.db'}"
         upgrade(database)
