@@ -9,38 +9,17 @@ nothing. The contenders are a real loopback OpenAI-compatible server whose
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import SCREENSHOTS
-from tests.servers import serve_in_thread
-from tests.servers.openai_compatible import OpenAICompatibleServer
-from tests.web.conftest import ArenaServer, serve_arena
+from tests.web.conftest import ArenaServer
 
 pytestmark = pytest.mark.browser
 
 QUESTION = "Which country is this? What clues give it away?"
-
-
-@pytest.fixture(scope="module")
-def paced_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArenaServer]:
-    base = tmp_path_factory.mktemp("arena-keyboard")
-    models = OpenAICompatibleServer()
-    with serve_in_thread(models.app) as models_url:
-        pool = base / "arena.toml"
-        pool.write_text(
-            "".join(
-                f'[[contenders]]\nname = "{name}"\nprovider = "openai"\nbase_url = "{models_url}/v1"\n'
-                f'model = "paced-{name}"\ntimeout = 30\n\n'
-                for name in ("north", "south")
-            )
-            + '[integrity]\nchallenge = "off"\n'
-        )
-        with serve_arena(base, pool) as server:
-            yield server
 
 
 def votes_in(database: Path) -> list[str]:
