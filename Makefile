@@ -7,7 +7,8 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 # Debian packages the tests need: the browser for the page tests, bubblewrap
-# for GATE's code sandbox, docker-compose to check the compose file.
+# for GATE's code sandbox, docker-compose to check the compose file, nginx for
+# the two-replica test; and npm (for axe-core) when no npm is on the PATH.
 DEBIAN_PACKAGES := chromium bubblewrap docker-compose nginx
 # axe-core, the accessibility checker the browser tests run in Chromium: from
 # npm at a pinned version and checksum, unpacked into the venv with its
@@ -18,12 +19,12 @@ AXE_INTEGRITY := sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2
 AXE_DIR := $(VENV)/share/axe-core
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test lint install system-deps postgres bench clean
+.PHONY: run test lint install test-deps system-deps postgres bench clean
 
 run: install
 	$(BIN)/arena serve --host $(HOST) --port $(PORT)
 
-test: install system-deps postgres lint
+test: install test-deps postgres lint
 	$(BIN)/pytest
 
 # ruff (lint and format), mypy (strict on ratings/, battles/, export/, db/), the import contracts
@@ -33,7 +34,10 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-install: $(VENV)/.installed $(AXE_DIR)/$(AXE_VERSION).stamp
+# what the arena needs; the tests need more (test-deps), `make run` does not
+install: $(VENV)/.installed
+
+test-deps: system-deps $(AXE_DIR)/$(AXE_VERSION).stamp
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "GeoArena needs Python 3.11 or newer")'
@@ -42,8 +46,7 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,heic]'
 	touch $@
 
-$(AXE_DIR)/$(AXE_VERSION).stamp: | $(VENV)/.installed
-	@command -v npm >/dev/null || { echo "axe-core for the browser tests comes from npm: install Node.js and npm"; exit 1; }
+$(AXE_DIR)/$(AXE_VERSION).stamp: | $(VENV)/.installed system-deps
 	rm -rf $(AXE_DIR) $(AXE_DIR).part && mkdir -p $(AXE_DIR).part
 	cd $(AXE_DIR).part && npm pack --silent axe-core@$(AXE_VERSION) >/dev/null
 	@sum="sha512-$$(openssl dgst -sha512 -binary $(AXE_DIR).part/axe-core-$(AXE_VERSION).tgz | base64 -w0)"; \
@@ -56,6 +59,7 @@ $(AXE_DIR)/$(AXE_VERSION).stamp: | $(VENV)/.installed
 system-deps:
 	@missing=""; \
 	for pkg in $(DEBIAN_PACKAGES); do dpkg -s $$pkg >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
+	command -v npm >/dev/null || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages:$$missing"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
