@@ -7,25 +7,33 @@ only when one of them runs, so `arena --help` stays fast."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
 
-from arena.audit import cli as audit_cli
-from arena.bench import cli as bench_cli
 from arena.config import Settings
-from arena.export import cli as export_cli
-from arena.gatekeeper import cli as gatekeeper_cli
-from arena.judge import cli as judge_cli
-from arena.pool import cli as pool_cli
-from arena.ratings import cli as ratings_cli
-from arena.review import cli as review_cli
 
-COMMANDS = (pool_cli, gatekeeper_cli, ratings_cli, export_cli, bench_cli, judge_cli, review_cli, audit_cli)
+# command -> the package module that adds it (its `register`). A command line
+# that names one imports only that module: `arena rank` then never loads the
+# web stack, the database layer of the pool or the gatekeeper's model.
+COMMAND_MODULES = {
+    "models": "arena.pool.cli",
+    "classify": "arena.gatekeeper.cli",
+    "rank": "arena.ratings.cli",
+    "export": "arena.export.cli",
+    "import": "arena.export.cli",
+    "bench": "arena.bench.cli",
+    "judge": "arena.judge.cli",
+    "reviewers": "arena.review.cli",
+    "review": "arena.review.cli",
+    "audit": "arena.audit.cli",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
@@ -43,7 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every command, or with only `command`'s module when
+    it names one of COMMAND_MODULES (its help and its errors are the same)."""
     parser = argparse.ArgumentParser(prog="arena", description="GeoArena: a geographic VLM arena.")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
 
@@ -60,8 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
     upgrade.add_argument("revision", nargs="?", default="head")
     upgrade.set_defaults(func=_db_upgrade)
 
-    for commands in COMMANDS:
-        commands.register(sub)
+    if command in ("serve", "db"):
+        wanted: Sequence[str] = []
+    elif command in COMMAND_MODULES:
+        wanted = [COMMAND_MODULES[command]]
+    else:  # `arena --help`, no command or an unknown one: every command
+        wanted = list(COMMAND_MODULES.values())
+    for module in dict.fromkeys(wanted):
+        importlib.import_module(module).register(sub)
     return parser
 
 

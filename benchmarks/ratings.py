@@ -472,7 +472,7 @@ def _load_database(url: str, log, with_style: bool) -> float:  # type: ignore[no
 
 
 def _time_library(path: Path, rounds: int) -> dict[str, Any]:
-    from arena.ratings.job import log_from_file
+    from arena.ratings.files import log_from_file
     from arena.ratings.leaderboard import RankOptions, build_snapshot
 
     log, excluded = log_from_file(path)

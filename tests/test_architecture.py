@@ -3,6 +3,7 @@ contracts in pyproject.toml), and `arena --help` stays light."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,3 +33,40 @@ class TestStartUp:
         result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == "", f"`import arena.cli` loads {result.stdout.strip()}"
+
+    def test_each_command_is_found_where_the_cli_looks_for_it(self) -> None:
+        # `arena COMMAND` imports only COMMAND_MODULES[COMMAND]: a command added to
+        # a package's cli module but not to the table would be missing from it
+        import argparse
+        import importlib
+
+        from arena.cli import COMMAND_MODULES
+
+        for module in set(COMMAND_MODULES.values()):
+            parser = argparse.ArgumentParser()
+            sub = parser.add_subparsers()
+            importlib.import_module(module).register(sub)
+            registered = set(sub.choices)
+            assert registered == {c for c, m in COMMAND_MODULES.items() if m == module}, module
+
+    def test_rank_from_a_file_loads_no_database_or_web_library(self, tmp_path: Path) -> None:
+        # `arena rank --input` is timed end to end (benchmarks/ratings.py --command):
+        # SQLAlchemy, the web stack, scikit-learn and scipy's k-d tree cost it a
+        # second or more of start-up and it needs none of them
+        from tests.export.test_format import row, write
+
+        votes = write(tmp_path / "votes.parquet", [row(i) for i in range(30)], "parquet")
+        probe = (
+            "import sys\n"
+            "from arena.cli import main\n"
+            f"assert main(['rank', '--input', {str(votes)!r}, '--output', {str(tmp_path / 'out.json')!r}]) == 0\n"
+            "heavy = {'sqlalchemy', 'fastapi', 'starlette', 'sklearn', 'httpx', 'scipy.spatial', 'scipy.sparse.csgraph'}\n"
+            "print('loaded:' + ','.join(sorted(m for m in heavy if m in sys.modules)))"
+        )
+        env = {**os.environ, "ARENA_CONFIG": str(tmp_path / "absent.toml")}
+        result = subprocess.run(
+            [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines()[-1] == "loaded:", f"arena rank --input {result.stdout.strip()}"
+        assert (tmp_path / "out.json").exists()

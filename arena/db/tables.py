@@ -26,6 +26,12 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from arena.db.vocabulary import BATTLE_STATUSES as BATTLE_STATUSES
+from arena.db.vocabulary import LABEL_SOURCES as LABEL_SOURCES
+from arena.db.vocabulary import RESPONSE_STATUSES as RESPONSE_STATUSES
+from arena.db.vocabulary import SIDES as SIDES
+from arena.db.vocabulary import VOTE_CHOICES as VOTE_CHOICES
+
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -33,12 +39,6 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
-
-SIDES = ("a", "b")
-VOTE_CHOICES = ("a", "b", "tie", "both_bad")
-BATTLE_STATUSES = ("pending", "running", "ready", "failed", "abandoned", "voted")
-RESPONSE_STATUSES = ("pending", "streaming", "done", "error", "abandoned")
-LABEL_SOURCES = ("exif", "pin", "place")
 
 
 def utcnow() -> datetime:

@@ -92,8 +92,10 @@ def read_vote_table(path: Path) -> pa.Table | None:
 def _parquet(path: Path) -> pa.Table:
     import pyarrow.parquet as pq
 
-    present = set(pq.read_schema(path).names)
-    table = pq.read_table(path, columns=[f.name for f in RANK_SCHEMA if f.name in present])
+    # ParquetFile, not read_table: read_table goes through pyarrow.dataset, which imports pandas
+    with pq.ParquetFile(path) as file:
+        present = set(file.schema_arrow.names)
+        table = file.read(columns=[f.name for f in RANK_SCHEMA if f.name in present])
     return _cast_present(table)
 
 
@@ -188,8 +190,9 @@ def _project_struct(array: pa.Array, want: pa.DataType) -> pa.Array:
 def _complete(table: pa.Table) -> pa.Table:
     """Every RANK_SCHEMA column, absent ones as nulls, in schema order."""
     rows = table.num_rows
+    # columns as read (no copy: a reader that wants one array joins the chunks)
     columns = [
-        table.column(f.name).combine_chunks() if f.name in table.column_names else pa.nulls(rows, f.type)
+        table.column(f.name) if f.name in table.column_names else pa.chunked_array([pa.nulls(rows, f.type)])
         for f in RANK_SCHEMA
     ]
     return pa.Table.from_arrays(columns, schema=RANK_SCHEMA)

@@ -29,8 +29,8 @@ from typing import Any, cast
 import pycountry
 
 from arena.answers.style import TOKEN, feature_vector
-from arena.db.tables import BATTLE_STATUSES
 from arena.db.text import can_store
+from arena.db.vocabulary import BATTLE_STATUSES
 from arena.export.contract import ANSWER_COLUMNS as ANSWER_COLUMNS
 from arena.export.contract import COLUMNS as COLUMNS
 from arena.export.contract import HEADERS, CleanBattleRow, ConvMetadata, TrajectoryStep, Winner

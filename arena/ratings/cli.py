@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     if args.every is not None and args.input is not None:
         raise ValueError("--every watches the database for new votes; it cannot be used with --input")
     if args.input is not None:
-        from arena.ratings.job import log_from_file
+        from arena.ratings.files import log_from_file
         from arena.ratings.leaderboard import build_snapshot
 
         log, excluded = log_from_file(args.input)

@@ -13,14 +13,14 @@ database's votes (`arena.export.vote_table`) come the same way.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from arena.answers.style import FEATURES
-from arena.db.tables import BATTLE_STATUSES
+from arena.db.vocabulary import BATTLE_STATUSES
 from arena.export.contract import HEADERS
 from arena.export.format import (
     CONTINENT_NAMES,
@@ -48,41 +48,112 @@ def log_from_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]] | None:
     """(log, excluded counts) from a file's `read_vote_table` table, or None
     for the row path when a value is one the validator would refuse."""
     col = {name: _array(table.column(name)) for name in table.column_names}
-    if table.num_rows and not _valid(col):
+    if not table.num_rows:
+        return log_from_trusted_table(table)
+    names = _Names.of(col["model_a"], col["model_b"])
+    if names is None:
         return None
-    return log_from_trusted_table(table)
+    winner = _index_in(col["winner"], WINNER_NAMES)
+    if not _valid(col, names, winner):
+        return None
+    return _log(col, names, winner)
 
 
 def log_from_trusted_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]]:
     """The same from the database's own votes, unchecked: its constraints and
     our writers hold them, and ranking them never refused one."""
     col = {name: _array(table.column(name)) for name in table.column_names}
-    rows = table.num_rows
-    if rows == 0:
+    if table.num_rows == 0:
         return VoteLogBuilder().build(), {}
-    winner = pc.index_in(col["winner"], value_set=pa.array(WINNER_NAMES)).to_numpy(zero_copy_only=False)
+    names = _Names.of(col["model_a"], col["model_b"])
+    assert names is not None, "the database holds a vote without a contender"
+    return _log(col, names, _index_in(col["winner"], WINNER_NAMES))
+
+
+class _Names:
+    """The contender names of every vote, hashed once (the costly part of
+    reading names): codes per side into one list of distinct names."""
+
+    def __init__(self, sides: list[tuple[np.ndarray, np.ndarray]], values: list[str]) -> None:
+        # per side: (dictionary index per vote, in order of first appearance; index -> name in values)
+        self.sides, self.values = sides, values
+        self.a, self.b = (lookup[raw] for raw, lookup in sides)
+
+    @classmethod
+    def of(cls, model_a: pa.Array, model_b: pa.Array) -> _Names | None:
+        """None when a name is missing (the validator refuses the row)."""
+        if model_a.null_count or model_b.null_count:
+            return None
+        values: dict[str, int] = {}
+        sides = []
+        for side in (model_a, model_b):
+            encoded = pc.dictionary_encode(side)
+            lookup = np.array(
+                [values.setdefault(v, len(values)) for v in encoded.dictionary.to_pylist()], dtype=np.int64
+            )
+            sides.append((encoded.indices.to_numpy(zero_copy_only=False), lookup))
+        return cls(sides, list(values))
+
+    def contenders(self, kept: np.ndarray | None) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """(contenders in order of first appearance, side a before side b of
+        each vote; a; b) over the votes `kept` (None: every vote)."""
+        k = len(self.values)
+        if kept is None:
+            a, b = self.a, self.b
+            # a dictionary numbers names in order of first appearance: the rows where a new one comes
+            first_a, first_b = (self._first_rows(raw, lookup, k) for raw, lookup in self.sides)
+        else:
+            a, b = self.a[kept], self.b[kept]
+            first_a, first_b = _first_rows(a, k), _first_rows(b, k)
+        # the first appearance of each name in the sequence a0, b0, a1, b1, ...
+        first = np.minimum(2 * first_a, 2 * first_b + 1)
+        present = np.flatnonzero(first < 2 * a.size)
+        order = present[np.argsort(first[present], kind="stable")]
+        renumber = np.full(k, -1, dtype=np.int64)
+        renumber[order] = np.arange(order.size)
+        return [self.values[i] for i in order], renumber[a], renumber[b]
+
+    @staticmethod
+    def _first_rows(raw: np.ndarray, lookup: np.ndarray, k: int) -> np.ndarray:
+        first = np.full(k, raw.size, dtype=np.int64)
+        if raw.size:
+            new = np.empty(raw.size, dtype=bool)
+            new[0] = True
+            np.greater(raw[1:], np.maximum.accumulate(raw)[:-1], out=new[1:])
+            first[lookup] = np.flatnonzero(new)
+        return first
+
+
+def _first_rows(codes: np.ndarray, k: int) -> np.ndarray:
+    """The first row of each of k codes (len(codes) for a code that never occurs)."""
+    first = np.full(k, codes.size, dtype=np.int64)
+    if codes.size:
+        present, rows = np.unique(codes, return_index=True)
+        first[present] = rows
+    return first
+
+
+def _log(col: dict[str, pa.Array], names: _Names, winner: np.ndarray) -> tuple[VoteLog, dict[str, int]]:
+    """The log of the votes that count; `winner` indexes WINNER_NAMES per vote."""
+    rows = len(col["model_a"])
 
     reason = _exclusions(col)
-    kept = np.flatnonzero(pc.is_null(reason).to_numpy(zero_copy_only=False))
-    excluded = {str(e["values"]): int(e["counts"]) for e in pc.value_counts(reason.drop_null()).to_pylist()}
-    take = pa.array(kept)
+    if reason.null_count == rows:
+        kept, excluded = np.arange(rows), {}
+    else:
+        kept = np.flatnonzero(pc.is_null(reason).to_numpy(zero_copy_only=False))
+        excluded = {str(e["values"]): int(e["counts"]) for e in pc.value_counts(reason.drop_null()).to_pylist()}
+    every = kept.size == rows
+    take = None if every else pa.array(kept)
 
     def kept_col(name: str) -> pa.Array:
-        if kept.size == rows or _empty(col[name]):
-            return col[name] if kept.size == rows else pa.nulls(kept.size, col[name].type)
+        if every or _empty(col[name]):
+            return col[name] if every else pa.nulls(kept.size, col[name].type)
         return col[name].take(take)
 
-    # contenders in order of first appearance, side a before side b of each vote
+    contenders, a, b = names.contenders(None if every else kept)
     model_a, model_b = kept_col("model_a"), kept_col("model_b")
-    both = pa.concat_arrays([model_a, model_b])
-    interleave = np.empty(2 * kept.size, dtype=np.int64)
-    interleave[0::2] = np.arange(kept.size)
-    interleave[1::2] = np.arange(kept.size) + kept.size
-    encoded = pc.dictionary_encode(both.take(pa.array(interleave)))
-    codes = encoded.indices.to_numpy()
-    contenders = encoded.dictionary.to_pylist()
-    a, b = codes[0::2].astype(np.int64), codes[1::2].astype(np.int64)
-    outcome = OUTCOMES[winner[kept]]
+    outcome = OUTCOMES[winner if every else winner[kept]]
 
     gate_a = _bools(kept_col("gate_a"))
     gate_b = _bools(kept_col("gate_b"))
@@ -105,7 +176,7 @@ def log_from_trusted_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]]:
         contenders=contenders,
         a=a,
         b=b,
-        outcome=outcome.astype(np.float64),
+        outcome=outcome.astype(np.float64, copy=False),
         features_a=features_a,
         features_b=features_b,
         tstamp=tstamp,
@@ -127,23 +198,29 @@ def _empty(array: pa.Array) -> bool:
     return bool(array.null_count == len(array))
 
 
-def _valid(col: dict[str, pa.Array]) -> bool:
+def _index_in(array: pa.Array, values: Sequence[str]) -> np.ndarray:
+    """Per row the index of its text in `values`, -1 for another text or none
+    (one hash per row, then a lookup per distinct text)."""
+    encoded = pc.dictionary_encode(array)
+    position = {v: i for i, v in enumerate(values)}
+    lookup = np.array([position.get(v, -1) for v in encoded.dictionary.to_pylist()] + [-1], dtype=np.int64)
+    indices = pc.fill_null(encoded.indices, len(encoded.dictionary)) if encoded.null_count else encoded.indices
+    return np.asarray(lookup[indices.to_numpy(zero_copy_only=False)])
+
+
+def _valid(col: dict[str, pa.Array], names: _Names, winner: np.ndarray) -> bool:
     """What `format.validate_row` checks, on the columns ranking reads (a
-    column with no values has nothing to refuse)."""
+    column with no values has nothing to refuse). Contender names are
+    checked once per distinct name."""
     col = {name: array for name, array in col.items() if not _empty(array) or name in ("model_a", "model_b", "winner")}
-    checks = []
-    for side in ("model_a", "model_b"):
-        names = col[side]
-        if names.null_count:
-            return False
-        length = pc.utf8_length(names)
-        checks += [
-            pc.all(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(names)), 0)),
-            pc.all(pc.less_equal(length, 100)),
-            pc.invert(pc.any(pc.match_substring(names, "\x00"))),
-        ]
-    checks.append(pc.invert(pc.any(pc.equal(col["model_a"], col["model_b"]))))
-    checks.append(pc.all(pc.is_in(col["winner"], value_set=pa.array(WINNER_NAMES), skip_nulls=False)))
+    distinct = pa.array(names.values, pa.string())
+    checks = [
+        pc.all(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(distinct)), 0)),
+        pc.all(pc.less_equal(pc.utf8_length(distinct), 100)),
+        pc.invert(pc.any(pc.match_substring(distinct, "\x00"))),
+    ]
+    if bool(np.any(names.a == names.b)) or bool(np.any(winner < 0)):
+        return False
     if "tstamp" in col:
         tstamp = col["tstamp"]
         checks.append(pc.all(pc.and_(pc.greater_equal(tstamp, 0.0), pc.less_equal(tstamp, MAX_TSTAMP))))
@@ -236,6 +313,8 @@ def _exclusions(col: dict[str, pa.Array]) -> pa.Array:
 
 
 def _no_empty_text(array: pa.Array) -> pa.Array:
+    if _empty(array):
+        return array
     return pc.if_else(pc.equal(pc.fill_null(array, ""), ""), pa.scalar(None, pa.string()), array)
 
 
@@ -244,6 +323,8 @@ def _regions(out: dict[str, np.ndarray], truth: dict[str, pa.Array]) -> None:
     the label's continent and country, else the country both answers agree on."""
     continent, country = truth["continent"], truth["country"]
     answer_a, answer_b = truth["answer_country_a"], truth["answer_country_b"]
+    if all(_empty(v) for v in (continent, country, answer_a, answer_b)):
+        return  # no labels and no answer countries: the common case of an unlabelled file
     labelled = pc.or_(pc.is_valid(continent), pc.is_valid(country))
     agreed = pc.if_else(
         pc.and_(pc.invert(labelled), pc.fill_null(pc.equal(answer_a, answer_b), False)),
@@ -252,19 +333,12 @@ def _regions(out: dict[str, np.ndarray], truth: dict[str, pa.Array]) -> None:
     )
     found: dict[str, list[np.ndarray]] = {}
     rows = np.arange(len(continent))
-    _group(found, _named(continent, lambda c: CONTINENT_PREFIX + continent_name(c)), rows)
-    _group(found, _named(country, lambda c: COUNTRY_PREFIX + country_display_name(c)), rows)
-    _group(found, _named(agreed, lambda c: AGREED_PREFIX + country_display_name(c)), rows)
+    _group_text(found, continent, lambda c: CONTINENT_PREFIX + continent_name(c), rows)
+    _group_text(found, country, lambda c: COUNTRY_PREFIX + country_display_name(c), rows)
+    _group_text(found, agreed, lambda c: AGREED_PREFIX + country_display_name(c), rows)
     for name, parts in found.items():
         joined = np.concatenate([out[name], *parts]) if name in out else np.concatenate(parts)
         out[name] = np.sort(joined, kind="stable")
-
-
-def _named(values: pa.Array, name: Callable[[str], str]) -> pa.Array:
-    """`name(value)` for every vote, computed once per distinct value (null stays null)."""
-    encoded = pc.dictionary_encode(values)
-    names = pa.array([name(v) for v in encoded.dictionary.to_pylist()], pa.string())
-    return pa.DictionaryArray.from_arrays(encoded.indices, names).cast(pa.string())
 
 
 def _labelled(
@@ -335,10 +409,39 @@ def _features(
 
 def _voters(judge: pa.Array) -> tuple[np.ndarray, list[str]]:
     """Voter index per vote in order of first appearance; no judge is UNKNOWN_VOTER."""
-    named = pc.if_else(pc.equal(pc.fill_null(judge, ""), ""), pa.scalar(None, pa.string()), judge)
-    encoded = pc.dictionary_encode(named)
-    index = pc.fill_null(encoded.indices, UNKNOWN_VOTER).to_numpy(zero_copy_only=False).astype(np.int64)
-    return index, encoded.dictionary.to_pylist()
+    codes, values = _codes(judge, lambda v: v or None)
+    return np.where(codes >= 0, codes, UNKNOWN_VOTER), values
+
+
+def _codes(array: pa.Array, name: Callable[[str], str | None]) -> tuple[np.ndarray, list[str]]:
+    """(code per row, names): each distinct text named once by `name` (None
+    drops it: its rows and null rows get -1), names in order of first
+    appearance, as a dictionary encoding of the named column would give."""
+    if _empty(array):
+        return np.full(len(array), -1, dtype=np.int64), []
+    encoded = pc.dictionary_encode(array)
+    named = [name(v) for v in encoded.dictionary.to_pylist()]
+    kept = [n for n in named if n is not None]
+    if len(set(kept)) != len(kept):  # two texts with one name: merge them in order of first appearance
+        merged: dict[str, int] = {}
+        lookup = np.full(len(named) + 1, -1, dtype=np.int64)
+        first = _first_rows(_indices(encoded), len(named))
+        for i in np.argsort(first, kind="stable"):
+            if named[i] is not None:
+                lookup[i] = merged.setdefault(named[i], len(merged))
+        return lookup[_indices(encoded)], list(merged)
+    lookup = np.full(len(named) + 1, -1, dtype=np.int64)  # the last entry: null rows
+    keep = [i for i, n in enumerate(named) if n is not None]
+    lookup[keep] = np.arange(len(keep))
+    return lookup[_indices(encoded)], kept
+
+
+def _indices(encoded: pa.DictionaryArray) -> np.ndarray:
+    """A dictionary array's indices, nulls as len(dictionary)."""
+    indices = encoded.indices
+    if encoded.null_count:
+        indices = pc.fill_null(indices, len(encoded.dictionary))
+    return np.asarray(indices.to_numpy(zero_copy_only=False))
 
 
 def _categories(
@@ -346,34 +449,54 @@ def _categories(
 ) -> dict[str, np.ndarray]:
     """Category name -> vote indices, as the row path's VoteLogBuilder collects them."""
     out: dict[str, list[np.ndarray]] = {}
+    rows = np.arange(len(code))
     # language_code, else FastChat's language name unless it is "unknown"
-    fastchat = pc.if_else(
-        pc.equal(pc.fill_null(language, "unknown"), "unknown"), pa.scalar(None, pa.string()), language
-    )
-    fastchat = pc.if_else(pc.equal(fastchat, ""), pa.scalar(None, pa.string()), fastchat)
-    code = pc.if_else(pc.equal(pc.fill_null(code, ""), ""), pa.scalar(None, pa.string()), code)
-    chosen = pc.coalesce(code, fastchat)
-    _group(out, pc.binary_join_element_wise("language:", chosen, ""), np.arange(len(chosen)))
+    if not (_empty(code) and _empty(language)):
+        by_code, code_names = _codes(code, lambda v: v or None)
+        by_name, language_names = _codes(language, lambda v: None if v in ("", "unknown") else v)
+        chosen = by_code
+        if language_names:
+            chosen = np.where(by_code >= 0, by_code, np.where(by_name >= 0, by_name + len(code_names), -1))
+        _group(out, chosen, [f"language:{v}" for v in code_names + language_names], rows)
     mixed = gate_a != gate_b
     both = (gate_a > 0) & (gate_b > 0)
-    kind = np.where(mixed, GATE_VS_PLAIN, np.where(both, "gate only", PLAIN_ONLY))
-    _group(out, pa.array(kind), np.arange(len(kind)))
+    kind = np.where(mixed, 0, np.where(both, 1, 2))
+    _group(out, kind, [GATE_VS_PLAIN, "gate only", PLAIN_ONLY], rows)
     flat = pc.list_flatten(lists)
     if len(flat):
         parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
-        _group(out, pc.binary_join_element_wise("category:", flat, ""), parents)
-    return {name: np.sort(np.concatenate(parts), kind="stable") for name, parts in out.items()}
+        _group_text(out, flat, lambda v: f"category:{v}", parents)
+    # each part is in vote order already; a name with parts from two sources is merged
+    return {
+        name: parts[0] if len(parts) == 1 else np.sort(np.concatenate(parts), kind="stable")
+        for name, parts in out.items()
+    }
 
 
-def _group(out: dict[str, list[np.ndarray]], names: pa.Array, rows: np.ndarray) -> None:
-    """Append `rows[i]` to `out[names[i]]` for every non-null name, grouped in one sort."""
-    encoded = pc.dictionary_encode(names)
-    if len(encoded.dictionary) == 0:
+def _group_text(
+    out: dict[str, list[np.ndarray]], values: pa.Array, name: Callable[[str], str], rows: np.ndarray
+) -> None:
+    """`_group` by `name(text)` of each non-null text (named once per distinct text)."""
+    codes, names = _codes(values, name)
+    _group(out, codes, names, rows)
+
+
+def _group(out: dict[str, list[np.ndarray]], codes: np.ndarray, names: list[str], rows: np.ndarray) -> None:
+    """Append `rows[i]` to `out[names[codes[i]]]` for every code >= 0, keeping
+    vote order within each name; names no row has are left out."""
+    if not names:
         return
-    valid = pc.is_valid(encoded.indices).to_numpy(zero_copy_only=False)
-    index = encoded.indices.to_numpy(zero_copy_only=False)[valid].astype(np.int64)
-    rows = rows[valid]
+    if len(names) <= 16:  # a few groups: one comparison pass each beats a sort
+        for g, name in enumerate(names):
+            part = rows[codes == g]
+            if part.size:
+                out.setdefault(name, []).append(part)
+        return
+    valid = codes >= 0
+    index = codes[valid]
     order = np.argsort(index, kind="stable")
-    bounds = np.cumsum(np.bincount(index, minlength=len(encoded.dictionary)))
-    for name, part in zip(encoded.dictionary.to_pylist(), np.split(rows[order], bounds[:-1]), strict=True):
-        out.setdefault(name, []).append(part)
+    counts = np.bincount(index, minlength=len(names))
+    parts = np.split(rows[valid][order], np.cumsum(counts)[:-1])
+    for name, part, count in zip(names, parts, counts, strict=True):
+        if count:
+            out.setdefault(name, []).append(part)

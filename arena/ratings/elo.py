@@ -29,14 +29,16 @@ def online_elo(
     `outcome` is the score of side a: 1, 0 or 0.5 (tie or both bad).
     """
     ratings = [INIT_RATING] * n
-    idx = np.arange(len(a)) if order is None else np.asarray(order)
+    a, b, outcome = np.asarray(a), np.asarray(b), np.asarray(outcome)
+    if order is not None:
+        order = np.asarray(order)
+        a, b, outcome = a[order], b[order], outcome[order]
+    base, scale = BASE, SCALE  # locals: the loop runs once per vote
     # plain Python lists: a million scalar numpy accesses would be 10x slower
-    for i, j, s in zip(
-        np.asarray(a)[idx].tolist(), np.asarray(b)[idx].tolist(), np.asarray(outcome)[idx].tolist(), strict=True
-    ):
-        ri, rj = ratings[i], ratings[j]
-        expected = 1.0 / (1.0 + BASE ** ((rj - ri) / SCALE))
-        delta = k * (s - expected)
+    for i, j, s in zip(a.tolist(), b.tolist(), outcome.tolist(), strict=True):
+        ri = ratings[i]
+        rj = ratings[j]
+        delta = k * (s - 1.0 / (1.0 + base ** ((rj - ri) / scale)))
         ratings[i] = ri + delta
         ratings[j] = rj - delta
     return np.asarray(ratings)

@@ -248,7 +248,7 @@ def _build(
         snapshot["notes"].append("no votes yet")
         return snapshot
     # contenders that actually appear, in a stable order
-    used = np.unique(np.r_[log.a, log.b])
+    used = _present(len(log.contenders), log.a, log.b)
     names = [log.contenders[i] for i in used]
     remap = np.full(len(log.contenders), -1, dtype=np.int64)
     remap[used] = np.arange(used.size)
@@ -555,7 +555,7 @@ def _categories(
         if rows.size == 0:
             continue
         ca, cb = a[rows], b[rows]
-        used = np.unique(np.r_[ca, cb])
+        used = _present(len(names), ca, cb)
         remap = np.full(len(names), -1, dtype=np.int64)
         remap[used] = np.arange(used.size)
         sub_names = [names[i] for i in used]
@@ -612,8 +612,20 @@ def _anchor_index(names: list[str], options: RankOptions, notes: list[str]) -> i
     return names.index(options.anchor)
 
 
+def _present(n: int, a: IntArray, b: IntArray) -> IntArray:
+    """The contenders (of n) in a or b, ascending: np.unique of both, without its sort."""
+    seen = np.zeros(n, dtype=bool)
+    seen[a] = True
+    seen[b] = True
+    return np.flatnonzero(seen)
+
+
 def _time_order(log: VoteLog) -> IntArray | None:
+    """The votes' time order; None (as given) when they are in time order
+    already, as an export is: the same order as the stable sort, without it."""
     if log.tstamp is None or log.tstamp.size != log.size:
+        return None
+    if bool(np.all(log.tstamp[1:] >= log.tstamp[:-1])):
         return None
     return np.argsort(log.tstamp, kind="stable")
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
-from scipy.sparse import csr_matrix
 from scipy.special import expit
 
 from arena.ratings.bt import STEP_TOLERANCE, FloatArray, IntArray
@@ -235,6 +234,8 @@ class StyleProblem:
 
     def _per_pair(self, values: FloatArray, columns: int) -> FloatArray:
         """Per pair: sum over its battles of values_i * design_i[:columns]."""
+        from scipy.sparse import csr_matrix  # here: a plain file's rank never imports scipy.sparse
+
         matrix = csr_matrix((values, self.columns, self.indptr), shape=(self.pairs, self.size))
         return np.asarray(matrix @ self.design[:, :columns])
 
@@ -369,6 +370,8 @@ def _pair_laplacian(a: IntArray, b: IntArray, weight: FloatArray, n: int) -> Flo
 
 def _scatter_pairs(per_pair: FloatArray, side: IntArray, n: int) -> FloatArray:
     """(rounds, pairs) -> (rounds, n): each pair's value added to its contender."""
+    from scipy.sparse import csr_matrix
+
     incidence = csr_matrix((np.ones(side.size), (np.arange(side.size), side)), shape=(side.size, n))
     return np.asarray((incidence.T @ per_pair.T).T)
 

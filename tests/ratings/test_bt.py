@@ -133,3 +133,35 @@ class TestIntervals:
             covered += int(((low <= expected) & (expected <= high)).sum())
             trials += 5
         assert 0.90 <= covered / trials <= 0.99
+
+
+class TestConnectivity:
+    def test_strong_connectivity_agrees_with_scipy_csgraph(self) -> None:
+        # bt checks whether the MLE exists with its own search; scipy's strongly
+        # connected components (which it used before) are the reference
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        rng = np.random.default_rng(3)
+        seen = set()
+        for _ in range(400):
+            n = int(rng.integers(1, 9))
+            pairs = [(i, j) for i in range(n) for j in range(i + 1, n) if rng.random() < 0.5]
+            if not pairs:
+                continue
+            a = np.array([p[0] for p in pairs])
+            b = np.array([p[1] for p in pairs])
+            count = rng.integers(1, 4, a.size).astype(np.float64)
+            # some pairs one-sided (a never lost, or never won), some split
+            outcome = rng.choice([0.0, 0.5, 1.0], a.size)
+            matchups = bt.Matchups(n, a, b, outcome, count)
+            pairs_sums = bt.PairSums.of(matchups)
+            played = np.zeros(n, dtype=bool)
+            played[a] = played[b] = True
+            src = np.r_[pairs_sums.a[pairs_sums.score > 0], pairs_sums.b[pairs_sums.score < pairs_sums.battles]]
+            dst = np.r_[pairs_sums.b[pairs_sums.score > 0], pairs_sums.a[pairs_sums.score < pairs_sums.battles]]
+            graph = csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n))
+            expected = bool(played.all()) and connected_components(graph, directed=True, connection="strong")[0] == 1
+            assert bt.mle_exists(matchups) == expected
+            seen.add(expected)
+        assert seen == {True, False}
