@@ -32,7 +32,10 @@ COMMAND_MODULES = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    console = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
+    if console and argv[:1] == ["rank"]:
+        _arrow_without_pandas()
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -49,6 +52,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as exc:
         print(f"arena: {exc}", file=sys.stderr)
         return 1
+
+
+def _arrow_without_pandas() -> None:
+    """pyarrow imports pandas (half a CPU-second) at its first conversion of a
+    Python or numpy value, only to recognise pandas objects among them; `arena
+    rank` hands it none. So the console command lets that first look fail:
+    pyarrow then no longer special-cases pandas objects in conversions, and
+    still imports pandas when a caller asks for a DataFrame. In-process
+    callers (tests) keep pyarrow as it is."""
+    if "pandas" in sys.modules:
+        return
+    import pyarrow
+
+    class NoPandas:
+        def find_spec(self, name: str, *args: object) -> None:
+            if name == "pandas":
+                raise ImportError("pandas is not needed here")
+
+    blocker = NoPandas()
+    sys.meta_path.insert(0, blocker)
+    try:
+        pyarrow.array([0])
+    finally:
+        sys.meta_path.remove(blocker)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

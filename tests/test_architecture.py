@@ -70,3 +70,27 @@ class TestStartUp:
         assert result.returncode == 0, result.stderr
         assert result.stdout.splitlines()[-1] == "loaded:", f"arena rank --input {result.stdout.strip()}"
         assert (tmp_path / "out.json").exists()
+
+    def test_the_rank_command_skips_pandas_and_pyarrow_still_reaches_it(self, tmp_path: Path) -> None:
+        # pyarrow imports pandas at its first conversion (half a CPU-second of
+        # `arena rank`); the console command lets that look fail, and pyarrow
+        # must still hand over DataFrames afterwards (its conversions in that
+        # process no longer special-case pandas objects: rank converts none)
+        from tests.export.test_format import row, write
+
+        votes = write(tmp_path / "votes.parquet", [row(i) for i in range(30)], "parquet")
+        probe = (
+            "import sys\n"
+            "from arena.cli import main\n"
+            f"sys.argv = ['arena', 'rank', '--input', {str(votes)!r}, '--output', {str(tmp_path / 'out.json')!r}]\n"
+            "assert main() == 0\n"
+            "print('pandas loaded:', 'pandas' in sys.modules)\n"
+            "import pandas as pd, pyarrow as pa\n"
+            "assert pa.table({'x': [1, 2]}).to_pandas().shape == (2, 1)\n"
+        )
+        env = {**os.environ, "ARENA_CONFIG": str(tmp_path / "absent.toml")}
+        result = subprocess.run(
+            [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines()[-1] == "pandas loaded: False"

@@ -91,15 +91,18 @@ class StyleProblem:
         self.z = np.take(np.asarray(z, dtype=np.float64), order, axis=0)
         upper = np.triu_indices(self.k)
         self._upper = upper
-        # [1, z, z_j z_l (j <= l)]: one sparse product gives every Hessian sum.
-        # Filled in cache-sized blocks of rows: column-wise writes over a
-        # million rows cost several times more.
-        self.design = np.empty((size, 1 + self.k + upper[0].size))
+        # [1, z] and [z_j z_l (j <= l)]: sparse products with them give every
+        # gradient and Hessian sum. Two arrays, so the gradient's product reads
+        # a contiguous [1, z] (a column slice of one array is copied by scipy
+        # on every product). Filled in cache-sized blocks of rows: column-wise
+        # writes over a million rows cost several times more.
+        self.linear = np.empty((size, 1 + self.k))
+        self.quadratic = np.empty((size, upper[0].size))
         for s in range(0, size, 8192):
-            block, out = self.z[s : s + 8192], self.design[s : s + 8192]
-            out[:, 0] = 1.0
-            out[:, 1 : 1 + self.k] = block
-            np.multiply(block[:, upper[0]], block[:, upper[1]], out=out[:, 1 + self.k :])
+            block = self.z[s : s + 8192]
+            self.linear[s : s + 8192, 0] = 1.0
+            self.linear[s : s + 8192, 1:] = block
+            np.multiply(block[:, upper[0]], block[:, upper[1]], out=self.quadratic[s : s + 8192])
         self.weight = None if weight is None else np.asarray(weight, dtype=np.float64)[order]
         self.ridge = ridge
 
@@ -197,7 +200,7 @@ class StyleProblem:
         resid2 = (expit(self._margin(params)) - self.y) ** 2
         if self.weight is not None:
             resid2 *= self.weight
-        meat = self._hessian(self._per_pair(resid2, self.design.shape[1]))
+        meat = self._hessian(self._per_pair(resid2, hessian=True))
         meat[np.arange(n), np.arange(n)] -= self.ridge
         ref = 0 if reference is None else reference
         keep = np.r_[np.arange(n) != ref, np.ones(k, dtype=bool)]
@@ -232,12 +235,16 @@ class StyleProblem:
         total = float(nll.sum() if w is None else nll @ w)
         return total + 0.5 * self.ridge * float(params[: self.n] @ params[: self.n])
 
-    def _per_pair(self, values: FloatArray, columns: int) -> FloatArray:
-        """Per pair: sum over its battles of values_i * design_i[:columns]."""
+    def _per_pair(self, values: FloatArray, hessian: bool = False) -> FloatArray:
+        """Per pair: sum over its battles of values_i * [1, z_i] (and, for the
+        Hessian, then values_i * [z_j z_l]_i); each column is summed on its own."""
         from scipy.sparse import csr_matrix  # here: a plain file's rank never imports scipy.sparse
 
         matrix = csr_matrix((values, self.columns, self.indptr), shape=(self.pairs, self.size))
-        return np.asarray(matrix @ self.design[:, :columns])
+        linear = np.asarray(matrix @ self.linear)
+        if not hessian:
+            return linear
+        return np.hstack([linear, np.asarray(matrix @ self.quadratic)])
 
     def _derivatives(
         self, params: FloatArray, w: FloatArray | None, hessian: bool = True
@@ -246,14 +253,14 @@ class StyleProblem:
         r = p - self.y
         if w is not None:
             r *= w
-        grad_sums = self._per_pair(r, 1 + self.k)
+        grad_sums = self._per_pair(r)
         if not hessian:
             return self._gradient(params, grad_sums), np.zeros(0)
         h = p
         h *= 1 - p
         if w is not None:
             h *= w
-        return self._gradient(params, grad_sums), self._hessian(self._per_pair(h, self.design.shape[1]))
+        return self._gradient(params, grad_sums), self._hessian(self._per_pair(h, hessian=True))
 
     def _gradient(self, params: FloatArray, sums: FloatArray) -> FloatArray:
         n = self.n
