@@ -36,10 +36,12 @@ def log_from_file(path: Path) -> tuple[VoteLog, dict[str, int]]:
     uses, no Python object per vote); a file that needs more (a bad row to
     name, labelled battles) is read row by row."""
     from arena.export.columnar import read_vote_table
-    from arena.ratings.columnar import log_from_table
+    from arena.ratings.columnar import log_from_table, release_arrow_memory
 
     table = read_vote_table(path) if path.exists() else None
     found = log_from_table(table) if table is not None else None
+    del table
+    release_arrow_memory()
     if found is not None:
         return found
     return log_from_rows(iter_rows(path))

@@ -111,6 +111,8 @@ def log_from_database(session: Session, cache: FeatureCounts | None = None) -> t
     microseconds each). `cache` (response id -> counts), kept by
     `arena rank --every`, means that happens once per answer per process."""
     from arena.export.vote_table import read_vote_table
-    from arena.ratings.columnar import log_from_trusted_table
+    from arena.ratings.columnar import log_from_trusted_table, release_arrow_memory
 
-    return log_from_trusted_table(read_vote_table(session, cache))
+    found = log_from_trusted_table(read_vote_table(session, cache))
+    release_arrow_memory()
+    return found
