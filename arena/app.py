@@ -26,6 +26,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
+from arena.battles.ballots import VoteWriter
 from arena.battles.relay import relay_for
 from arena.battles.runner import BattleHooks, BattleRuns
 from arena.config import Settings
@@ -176,6 +177,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         gatekeeper=gatekeeper,
         battle_runs=battle_runs,
         decode_slots=asyncio.Semaphore(_decode_slots(settings)),
+        votes=VoteWriter(database, pool_config),
     )
     app.state.services = services
     ranker = app.state.background_ranker = _background_ranker(settings, database)
@@ -191,6 +193,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             restore_signal()
         if ranker is not None:
             ranker.stop()
+        await services.votes.close()
         await battle_runs.shutdown()
         await upstream.aclose()
         if relay is not None:

@@ -20,6 +20,7 @@ from fastapi import Depends, Request
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.orm import Session
 
+from arena.battles.ballots import VoteWriter
 from arena.battles.runner import BattleRuns
 from arena.config import PoolConfig, Settings
 from arena.contenders.base import Contender
@@ -47,9 +48,11 @@ class Services:
     gatekeeper: Gatekeeper
     battle_runs: BattleRuns
     decode_slots: asyncio.Semaphore  # bounds the memory of photo decodes running at once
+    votes: VoteWriter  # the replica's one writer of votes (group commit)
 
 
-def get_services(request: Request) -> Services:
+async def get_services(request: Request) -> Services:
+    # async: FastAPI would run a plain function in the thread pool, a hop for every request
     services: Services = request.app.state.services
     return services
 

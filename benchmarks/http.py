@@ -1,6 +1,6 @@
 """Issue 16 figures for one replica, against a real `arena serve` on PostgreSQL.
 
-    python benchmarks/http.py [--ttft 40] [--votes 400] [--concurrency 32] [--battles 500] [--checkout DIR]
+    python benchmarks/http.py [--ttft 40] [--votes 300] [--vote-rounds 3] [--concurrency 32] [--battles 500] [--checkout DIR]
 
 * **time to first token**: `--ttft` battles one after the other; the time from opening a
   battle's event stream to its first `delta`, against the contender's own time from its
@@ -90,7 +90,8 @@ uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ttft", type=int, default=40, help="battles for the time-to-first-token figures")
-    parser.add_argument("--votes", type=int, default=400)
+    parser.add_argument("--votes", type=int, default=300, help="votes a turn")
+    parser.add_argument("--vote-rounds", type=int, default=3, help="turns of the arena and the bare endpoint")
     parser.add_argument("--concurrency", type=int, default=32, help="clients voting at once")
     parser.add_argument("--battles", type=int, default=500, help="battles open at once")
     parser.add_argument("--answer-seconds", type=float, default=12.0, help="how long each answer streams")
@@ -107,15 +108,17 @@ def main() -> None:
         tmp_dir = Path(tmp)
         if not {"ttft", "votes"} <= set(args.skip):
             fast = write_pool(tmp_dir / "fast.toml", contenders, "echo")
-            with arena(args.checkout, tmp_dir, fast, url, max_battles=max(64, args.concurrency)) as (base, _):
+            with arena(args.checkout, tmp_dir, fast, url, max_battles=max(64, args.concurrency)) as (base, pid):
                 if "ttft" not in args.skip:
                     asyncio.run(first_token(base, contenders, args.ttft))
                 if "votes" not in args.skip:
                     bare_port = free_port()
                     bare = [sys.executable, "-c", BARE_SERVER.format(url=url, port=bare_port)]
-                    with process(bare, tmp_dir / "bare.log"):
+                    with process(bare, tmp_dir / "bare.log") as bare_proc:
                         wait_for(f"http://127.0.0.1:{bare_port}/docs")
-                        asyncio.run(votes(base, f"http://127.0.0.1:{bare_port}", args.votes, args.concurrency))
+                        servers = (pid, bare_proc.pid)
+                        bare_url = f"http://127.0.0.1:{bare_port}"
+                        asyncio.run(votes(base, bare_url, args.votes, args.concurrency, servers, args.vote_rounds))
         if "battles" not in args.skip:
             slow = write_pool(tmp_dir / "slow.toml", contenders, f"steady-{args.answer_seconds:g}")
             with arena(args.checkout, tmp_dir, slow, url, max_battles=args.battles) as (base, pid):
@@ -142,7 +145,9 @@ async def first_token(base: str, contenders: str, count: int) -> None:
     print(f"  added: {added50:+.1f} ms at p50, {added99:+.1f} ms at p99 (goal: at most 30 ms)")
 
 
-async def votes(base: str, bare: str, count: int, concurrency: int) -> None:
+async def votes(base: str, bare: str, count: int, concurrency: int, pids: tuple[int, int], rounds: int) -> None:
+    """`rounds` turns each of `count` votes, the arena and the bare endpoint taking turns, so a
+    neighbour's burst on this shared host falls on both sides alike."""
     async with client() as http:
         await http.get(f"{base}/api/challenge")  # one voter cookie for all the battles made at once
         gate = asyncio.Semaphore(16)
@@ -153,22 +158,36 @@ async def votes(base: str, bare: str, count: int, concurrency: int) -> None:
                 await watch(http, base + battle["events_url"], time.perf_counter())
                 return str(battle["battle_id"])
 
-        battles = await asyncio.gather(*(ready_battle() for _ in range(count)))
-        arena_rate, arena_ms = await vote_all(http, base, battles, concurrency)
-        bare_rate, bare_ms = await vote_all(http, bare, [uuid.uuid4().hex for _ in range(count)], concurrency)
-    print(f"\n## votes ({count}, {concurrency} at once)")
-    print(
-        f"  bare FastAPI, one insert: {bare_rate:7.1f} votes/s, p50 {pct(bare_ms, 50):6.1f} ms, p99 {pct(bare_ms, 99):6.1f} ms"
-    )
-    print(
-        f"  the arena:                {arena_rate:7.1f} votes/s, p50 {pct(arena_ms, 50):6.1f} ms, p99 {pct(arena_ms, 99):6.1f} ms"
-    )
-    print(f"  ratio: {arena_rate / bare_rate:.2f}x the bare rate (goal: at least 1x, p99 no worse)")
+        battles = await asyncio.gather(*(ready_battle() for _ in range(count * rounds)))
+        figures: dict[str, list[float]] = {"arena": [0.0, 0.0], "bare": [0.0, 0.0]}  # seconds, CPU seconds
+        times: dict[str, list[float]] = {"arena": [], "bare": []}
+        for turn in range(rounds):
+            for side, url, pid, ids in (
+                ("arena", base, pids[0], battles[turn * count : (turn + 1) * count]),
+                ("bare", bare, pids[1], [uuid.uuid4().hex for _ in range(count)]),
+            ):
+                cpu = cpu_seconds(pid)
+                seconds, ms = await vote_all(http, url, ids, concurrency)
+                figures[side][0] += seconds
+                figures[side][1] += cpu_seconds(pid) - cpu
+                times[side] += ms
+    total = count * rounds
+    print(f"\n## votes ({rounds} turns of {count}, {concurrency} at once; load average {os.getloadavg()[0]:.1f})")
+    rates = {}
+    for side, label in (("bare", "bare FastAPI, one insert:"), ("arena", "the arena:               ")):
+        rates[side] = total / figures[side][0]
+        ms = times[side]
+        print(
+            f"  {label} {rates[side]:7.1f} votes/s, p50 {pct(ms, 50):6.1f} ms, p99 {pct(ms, 99):6.1f} ms,"
+            f" server CPU {figures[side][1] * 1000 / total:.2f} ms a vote"
+        )
+    print(f"  ratio: {rates['arena'] / rates['bare']:.2f}x the bare rate (goal: at least 1x, p99 no worse)")
 
 
 async def vote_all(
     http: httpx.AsyncClient, base: str, battles: list[str], concurrency: int
 ) -> tuple[float, list[float]]:
+    """Seconds to cast a vote on each battle, `concurrency` at once, and each vote's ms."""
     todo = list(battles)
     times: list[float] = []
 
@@ -183,7 +202,7 @@ async def vote_all(
 
     started = time.perf_counter()
     await asyncio.gather(*(voter() for _ in range(concurrency)))
-    return len(battles) / (time.perf_counter() - started), times
+    return time.perf_counter() - started, times
 
 
 async def many_battles(base: str, contenders: str, count: int, answer_seconds: float, pid: int) -> None:
@@ -369,6 +388,12 @@ def summary(values: Iterator[str] | object) -> str:
     for value in values:  # type: ignore[attr-defined]
         counts[value or "none"] = counts.get(value or "none", 0) + 1
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of a process so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def peak_rss_mb(pid: int) -> float:

@@ -17,8 +17,10 @@ import secrets
 import time
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from typing import cast as cast_type
 
-from sqlalchemy import Text, cast, func, select
+from sqlalchemy import Connection, Table, Text, bindparam, cast, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -79,21 +81,65 @@ def count_vote(session: Session, config: IntegrityConfig, voter: str, address: s
     """Count one vote against the voter's and the address's daily limits, or
     refuse it with 429 (the caller's rollback undoes the increment). Both
     counters move in one statement: one round trip per vote, not two."""
-    limits = {
-        f"votes:voter:{voter}"[:100]: (config.votes_per_day, "from this browser"),
-        f"votes:address:{address}"[:100]: (config.votes_per_address_per_day, "from your network address"),
-    }
-    counts = bump_many(session, [key for key, (limit, _) in limits.items() if limit])
-    for key, (limit, who) in limits.items():
-        if limit and counts[key] > limit:
-            wait = seconds_to_midnight()
-            raise ClientError(
-                429,
-                "vote_limit",
-                f"You have cast {limit} votes today {who}, the most one person can in a day; "
-                f"voting opens again in {_hours(wait)}.",
-                headers={"Retry-After": str(wait)},
-            )
+    limits = {"voter": config.votes_per_day, "address": config.votes_per_address_per_day}
+    keys = vote_keys(voter, address)
+    counts = bump_many(session, [key for who, key in keys.items() if limits[who]])
+    for who, key in keys.items():
+        if limits[who] and counts[key] > limits[who]:
+            raise vote_limit_refusal(limits[who], who)
+
+
+def vote_keys(voter: str, address: str) -> dict[str, str]:
+    """The daily vote counters of a voter and an address, by who they count."""
+    return {"voter": f"votes:voter:{voter}"[:100], "address": f"votes:address:{address}"[:100]}
+
+
+def vote_limit_refusal(limit: int, who: str) -> ClientError:
+    """The 429 of a vote past a daily limit (`who`: "voter" or "address")."""
+    wait = seconds_to_midnight()
+    whom = "from this browser" if who == "voter" else "from your network address"
+    return ClientError(
+        429,
+        "vote_limit",
+        f"You have cast {limit} votes today {whom}, the most one person can in a day; "
+        f"voting opens again in {_hours(wait)}.",
+        headers={"Retry-After": str(wait)},
+    )
+
+
+COUNTERS = cast_type(Table, IntegrityCounter.__table__)  # Core: rows, not objects
+
+
+def _add_counts_statement(insert: Any) -> Any:
+    rows = insert(COUNTERS)
+    return rows.on_conflict_do_update(
+        index_elements=["key", "day"], set_={"count": COUNTERS.c.count + rows.excluded.count}
+    ).returning(COUNTERS.c.key, COUNTERS.c.count)
+
+
+ADD_COUNTS = {"postgresql": _add_counts_statement(pg_insert), "sqlite": _add_counts_statement(sqlite_insert)}
+SET_COUNT = (
+    update(COUNTERS)
+    .where(COUNTERS.c.key == bindparam("counter"), COUNTERS.c.day == bindparam("today"))
+    .values(count=bindparam("new_count"))
+)
+
+
+def add_counts(connection: Connection, added: dict[str, int], today: date | None = None) -> dict[str, int]:
+    """Add `added[key]` to today's counter `key`, all in one statement; their new counts.
+    In key order, so two replicas adding to the same counters lock them in the same order."""
+    today = today or datetime.now(UTC).date()
+    # many parameter sets of one statement, sent as one multi-row upsert
+    params = [{"key": k, "day": today, "count": added[k]} for k in sorted(added)]
+    found = connection.execute(ADD_COUNTS[connection.dialect.name], params)
+    return {key: int(count) for key, count in found}
+
+
+def set_counts(connection: Connection, counts: dict[str, int], today: date | None = None) -> None:
+    """Set today's counters (rows `add_counts` made or locked in this transaction)."""
+    today = today or datetime.now(UTC).date()
+    params = [{"counter": k, "today": today, "new_count": counts[k]} for k in sorted(counts)]
+    connection.execute(SET_COUNT, params)
 
 
 def bump_many(session: Session, keys: list[str], today: date | None = None) -> dict[str, int]:
@@ -126,19 +172,28 @@ def _hours(seconds: int) -> str:
 
 def reading_seconds(config: IntegrityConfig, answer_a: str, answer_b: str) -> float:
     """The least time a person needs to read both answers before voting."""
-    length = len(answer_a) + len(answer_b)
-    return min(config.max_read_seconds, config.min_read_seconds + length / config.read_chars_per_second)
+    return reading_seconds_of(config, len(answer_a) + len(answer_b))
+
+
+def reading_seconds_of(config: IntegrityConfig, chars: int) -> float:
+    """`reading_seconds` of answers `chars` characters long in all."""
+    return min(config.max_read_seconds, config.min_read_seconds + chars / config.read_chars_per_second)
 
 
 def too_fast(
     config: IntegrityConfig, ready_at: datetime | None, voted_at: datetime, answer_a: str, answer_b: str
 ) -> bool:
     """A vote sooner after `ready` than the reading time: stored, flagged, not rated."""
+    return read_too_fast(config, ready_at, voted_at, len(answer_a) + len(answer_b))
+
+
+def read_too_fast(config: IntegrityConfig, ready_at: datetime | None, voted_at: datetime, chars: int) -> bool:
+    """`too_fast` from the answers' length alone (`chars`, both answers)."""
     if ready_at is None:
         return False
     if ready_at.tzinfo is None:
         ready_at = ready_at.replace(tzinfo=UTC)
-    return (voted_at - ready_at).total_seconds() < reading_seconds(config, answer_a, answer_b)
+    return (voted_at - ready_at).total_seconds() < reading_seconds_of(config, chars)
 
 
 # -- the proof-of-work challenge -------------------------------------------------------

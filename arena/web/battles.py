@@ -17,8 +17,9 @@ from starlette.datastructures import UploadFile
 from starlette.types import Message
 
 from arena.battles import integrity, labels, repository
+from arena.battles.ballots import Ballot
 from arena.battles.runner import Slot
-from arena.battles.votes import Reveal, cast_vote, reveal_of, voter_hash
+from arena.battles.votes import Reveal, reveal_of, voter_hash
 from arena.config import Settings
 from arena.db.session import Database
 from arena.db.tables import Image, utcnow
@@ -263,27 +264,16 @@ async def _counted(stream: AsyncIterator[str]) -> AsyncIterator[str]:
 
 
 @router.post("/api/battles/{battle_id}/vote", response_model=Reveal)
-def vote(
-    battle_id: str,
-    body: VoteIn,
-    request: Request,
-    session: SessionDep,
-    services: ServicesDep,
-) -> JSONResponse:
+async def vote(battle_id: str, body: VoteIn, request: Request, services: ServicesDep) -> JSONResponse:
     """Cast the battle's one vote; the answer reveals the contenders.
 
-    A plain function: FastAPI runs it in the thread pool, so its database
-    work never stalls the streams on the event loop."""
+    The replica's vote writer writes it in one transaction with the votes cast at the same
+    moment (arena.battles.ballots), off the event loop, and this answers once it committed;
+    a refusal (VoteRefused, the 429 of the daily limits) is answered as it is."""
     settings = services.settings
     voter_id = request.cookies.get(VOTER_COOKIE)
-    reveal = cast_vote(  # VoteRefused (and the 429 of the daily limits) is answered as it is
-        session,
-        battle_id,
-        body.choice,
-        _voter(voter_id, settings) if voter_id else "",
-        services.pool_config,
-        address=_ip_hash(request, settings),
-    )
+    ballot = Ballot(battle_id, body.choice, _voter(voter_id, settings) if voter_id else "", _ip_hash(request, settings))
+    reveal = await services.votes.cast(ballot)
     VOTES.labels(choice=body.choice).inc()
     return JSONResponse(asdict(reveal))
 

@@ -1,0 +1,294 @@
+"""Votes cast at the same moment, written together: group commit by one writer per replica.
+
+A vote request hands its ballot to the replica's `VoteWriter` and waits. The writer takes
+every ballot waiting and writes them in one transaction with a handful of statements
+(whatever their number): read the battles (locked on PostgreSQL), run each ballot through
+the same rules as `votes.cast_vote`, count the accepted ones against the daily limits,
+insert the votes, mark the battles voted. Each request is answered only after that
+transaction committed. While a batch is being written the next one gathers, so there is
+no added wait when votes come one at a time.
+
+A refused ballot (404, 403, 409, 429) is answered with its own reason and writes nothing.
+When the batch itself fails (a database error, a vote another replica cast between our
+read and our insert), it is rolled back and each of its ballots is cast alone by
+`cast_vote`, so every error reaches its own request and nothing half-written stays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import cast
+
+from sqlalchemy import Connection, Table, bindparam, func, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from arena.battles import integrity
+from arena.battles.votes import Reveal, VoteRefused, cast_vote
+from arena.config import IntegrityConfig, PoolConfig
+from arena.db.session import Database
+from arena.db.tables import Battle, Response, Vote, utcnow
+
+log = logging.getLogger(__name__)
+
+# Core tables, not the ORM: a vote needs rows, not objects (the ORM's insert path cost a
+# third of a vote's CPU in the profile)
+BATTLES = cast(Table, Battle.__table__)
+RESPONSES = cast(Table, Response.__table__)
+VOTES = cast(Table, Vote.__table__)
+MAX_BATCH = 200  # ballots in one transaction
+
+# Built once: a statement's cache key is then worked out once, not for every batch.
+READ = (
+    select(
+        BATTLES.c.id,
+        BATTLES.c.status,
+        BATTLES.c.starter_hash,
+        BATTLES.c.model_a,
+        BATTLES.c.model_b,
+        BATTLES.c.flags,
+        RESPONSES.c.side,
+        RESPONSES.c.gate,
+        RESPONSES.c.finished_at,
+        func.coalesce(func.length(RESPONSES.c.text), 0),
+    )
+    .select_from(BATTLES.outerjoin(RESPONSES, RESPONSES.c.battle_id == BATTLES.c.id))
+    .where(BATTLES.c.id.in_(bindparam("ids", expanding=True)))
+    .order_by(BATTLES.c.id)
+)
+READ_LOCKED = READ.with_for_update(of=BATTLES)  # PostgreSQL; SQLite has one writer at a time anyway
+INSERT = {
+    name: insert(VOTES).on_conflict_do_nothing(index_elements=["battle_id"]).returning(VOTES.c.battle_id)
+    for name, insert in (("postgresql", postgresql_insert), ("sqlite", sqlite_insert))
+}
+MARK_VOTED = (
+    update(BATTLES)
+    .where(BATTLES.c.id.in_(bindparam("ids", expanding=True)))
+    .values(status="voted", updated_at=bindparam("voted_at"))
+)
+
+
+@dataclass(frozen=True)
+class Ballot:
+    battle_id: str
+    choice: str
+    voter: str  # the hash of the client's cookie, "" without one
+    address: str  # the hash of the client's address
+
+
+class _RetryAlone(Exception):
+    """The batch cannot be written as one; its ballots are cast one by one."""
+
+
+@dataclass
+class _Read:
+    """What the rules need of one battle."""
+
+    status: str
+    starter_hash: str
+    model_a: str
+    model_b: str
+    flags: list[str]
+    gates: dict[str, bool] = field(default_factory=dict)
+    ready_at: datetime | None = None
+    chars: int = 0  # both answers' length, for the reading time
+
+
+class VoteWriter:
+    """The replica's one writer of votes (see the module)."""
+
+    def __init__(self, database: Database, pool: PoolConfig) -> None:
+        self.database = database
+        self.pool = pool
+        self._waiting: list[tuple[Ballot, asyncio.Future[Reveal]]] = []
+        self._writer: asyncio.Task[None] | None = None
+
+    async def cast(self, ballot: Ballot) -> Reveal:
+        """The ballot's reveal once its vote is committed, or its refusal (ClientError)."""
+        future: asyncio.Future[Reveal] = asyncio.get_running_loop().create_future()
+        self._waiting.append((ballot, future))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_waiting(), name="vote-writer")
+        # shielded: a client that hangs up does not stop a batch other requests wait for
+        return await asyncio.shield(future)
+
+    async def close(self) -> None:
+        """Let the ballots already handed in be written (the lifespan's end)."""
+        if self._writer is not None:
+            await self._writer
+
+    async def _write_waiting(self) -> None:
+        while self._waiting:
+            batch, self._waiting = self._waiting[:MAX_BATCH], self._waiting[MAX_BATCH:]
+            try:
+                outcomes = await asyncio.to_thread(self._write, [ballot for ballot, _ in batch])
+            except BaseException as error:  # cancelled at shutdown: nobody is left without an answer
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(error if isinstance(error, Exception) else RuntimeError("stopped"))
+                raise
+            for (_, future), outcome in zip(batch, outcomes, strict=True):
+                if future.done():
+                    continue
+                if isinstance(outcome, BaseException):
+                    future.set_exception(outcome)
+                else:
+                    future.set_result(outcome)
+
+    def _write(self, ballots: list[Ballot]) -> list[Reveal | Exception]:
+        """In a worker thread: the batch in one transaction, else each ballot alone."""
+        try:
+            with self.database.sessions.begin() as session:
+                return write_ballots(session, ballots, self.pool)
+        except Exception as error:
+            level = logging.INFO if isinstance(error, _RetryAlone) else logging.WARNING
+            log.log(level, "%d vote(s) could not be written together (%s); casting each alone", len(ballots), error)
+            return [self._cast_alone(ballot) for ballot in ballots]
+
+    def _cast_alone(self, ballot: Ballot) -> Reveal | Exception:
+        try:
+            return self.database.transaction(
+                cast_vote, ballot.battle_id, ballot.choice, ballot.voter, self.pool, address=ballot.address
+            )
+        except Exception as error:  # its own refusal or failure, for its own request
+            return error
+
+
+def write_ballots(session: Session, ballots: list[Ballot], pool: PoolConfig) -> list[Reveal | Exception]:
+    """The ballots' outcomes, in order, written in the session's transaction: the rules of
+    `votes.cast_vote`, applied to each ballot as if they had come one after another."""
+    connection = session.connection()  # Core statements on the session's transaction
+    dialect = connection.dialect.name
+    battles = _read_battles(connection, sorted({b.battle_id for b in ballots}), lock=dialect == "postgresql")
+    outcomes: list[Reveal | Exception] = []
+    taken: set[str] = set()  # battles voted by an earlier ballot of this batch
+    for ballot in ballots:
+        refusal = _refusal(battles.get(ballot.battle_id), ballot, taken)
+        outcomes.append(refusal or _reveal(battles[ballot.battle_id], ballot.choice, pool))
+        if refusal is None:
+            taken.add(ballot.battle_id)
+    _count_within_limits(connection, ballots, outcomes, pool.integrity)
+    accepted = [ballot for ballot, outcome in zip(ballots, outcomes, strict=True) if isinstance(outcome, Reveal)]
+    if not accepted:
+        return outcomes
+    voted_at = utcnow()
+    rows = [
+        {"battle_id": b.battle_id, "choice": b.choice, "voter_hash": b.voter, "created_at": voted_at} for b in accepted
+    ]
+    # many parameter sets of one statement: SQLAlchemy sends them as one multi-row insert
+    stored = set(connection.execute(INSERT[dialect], rows).scalars())
+    if len(stored) != len(accepted):  # voted elsewhere between our read and our insert
+        raise _RetryAlone("a battle of the batch was voted meanwhile")
+    connection.execute(MARK_VOTED, {"ids": [b.battle_id for b in accepted], "voted_at": voted_at})
+    _flag_too_fast(connection, accepted, battles, voted_at, pool)
+    return outcomes
+
+
+def _read_battles(connection: Connection, ids: list[str], *, lock: bool) -> dict[str, _Read]:
+    """The battles and their two answers in one query; on PostgreSQL their rows stay locked
+    to the end of the transaction, so a vote on another replica waits and then sees `voted`."""
+    rows = connection.execute(READ_LOCKED if lock else READ, {"ids": ids})
+    found: dict[str, _Read] = {}
+    for battle_id, status, starter, model_a, model_b, flags, side, gate, finished_at, chars in rows:
+        read = found.setdefault(battle_id, _Read(status, starter or "", model_a, model_b, list(flags or [])))
+        if side is None:
+            continue
+        read.gates[side] = bool(gate)
+        read.chars += int(chars)
+        if finished_at is not None and (read.ready_at is None or finished_at > read.ready_at):
+            read.ready_at = finished_at
+    return found
+
+
+def _refusal(battle: _Read | None, ballot: Ballot, taken: set[str]) -> VoteRefused | None:
+    """The refusal of `cast_vote`, in its order, or None when the ballot may count."""
+    if battle is None:
+        return VoteRefused(404, "battle_not_found", "There is no battle with this id.")
+    if not ballot.voter:
+        return VoteRefused(
+            403,
+            "not_your_battle",
+            "Votes count only from the browser that started the battle, and this request carries no arena cookie.",
+        )
+    if battle.starter_hash and not hmac.compare_digest(battle.starter_hash, ballot.voter):
+        return VoteRefused(403, "not_your_battle", "Votes count only from the browser that started the battle.")
+    if battle.status == "voted" or ballot.battle_id in taken:
+        return VoteRefused(409, "already_voted", "This battle has already been voted on.")
+    if battle.status == "failed":
+        return VoteRefused(409, "side_failed", "One of the answers failed, so this battle cannot be voted on.")
+    if battle.status == "abandoned":
+        return VoteRefused(409, "not_ready", "This battle was abandoned before both answers finished.")
+    if battle.status != "ready":
+        return VoteRefused(409, "not_ready", "Both answers must finish before you can vote.")
+    return None
+
+
+def _count_within_limits(
+    connection: Connection, ballots: list[Ballot], outcomes: list[Reveal | Exception], config: IntegrityConfig
+) -> None:
+    """Count the ballots that passed the rules against the daily limits, as if one after
+    another: one past a limit becomes a 429 and is not counted (as `cast_vote`'s rollback
+    would undo it). One upsert adds them all, one update takes back the refused."""
+    limits = {"voter": config.votes_per_day, "address": config.votes_per_address_per_day}
+    keyed = [
+        (i, integrity.vote_keys(ballot.voter, ballot.address))
+        for i, ballot in enumerate(ballots)
+        if isinstance(outcomes[i], Reveal)
+    ]
+    wanted: dict[str, int] = {}
+    for _, keys in keyed:
+        for who, key in keys.items():
+            if limits[who]:
+                wanted[key] = wanted.get(key, 0) + 1
+    if not wanted:
+        return
+    after = integrity.add_counts(connection, wanted)
+    counts = {key: after[key] - n for key, n in wanted.items()}  # before this batch
+    for i, keys in keyed:
+        over = [who for who, key in keys.items() if limits[who] and counts[key] + 1 > limits[who]]
+        if over:
+            outcomes[i] = integrity.vote_limit_refusal(limits[over[0]], over[0])
+            continue
+        for who, key in keys.items():
+            if limits[who]:
+                counts[key] += 1
+    taken_back = {key: counts[key] for key in wanted if counts[key] != after[key]}
+    if taken_back:
+        integrity.set_counts(connection, taken_back)
+
+
+def _flag_too_fast(
+    connection: Connection, accepted: list[Ballot], battles: dict[str, _Read], voted_at: datetime, pool: PoolConfig
+) -> None:
+    """A vote sooner after `ready` than the reading time is kept, flagged `too_fast` (not rated),
+    and counts as a risk signal for the voter's and the address's next challenges."""
+    signals: dict[str, int] = {}
+    for ballot in accepted:
+        battle = battles[ballot.battle_id]
+        if not integrity.read_too_fast(pool.integrity, battle.ready_at, voted_at, battle.chars):
+            continue
+        if integrity.TOO_FAST not in battle.flags:
+            battle.flags = [*battle.flags, integrity.TOO_FAST]
+            connection.execute(update(BATTLES).where(BATTLES.c.id == ballot.battle_id).values(flags=battle.flags))
+        for key in (f"too_fast:voter:{ballot.voter}", f"too_fast:address:{ballot.address}"):
+            signals[key[:100]] = signals.get(key[:100], 0) + 1
+    if signals:
+        integrity.add_counts(connection, signals)
+
+
+def _reveal(battle: _Read, choice: str, pool: PoolConfig) -> Reveal:
+    labels = {c.name: c.label for c in pool.contenders}
+    return Reveal(
+        choice=choice,
+        model_a=battle.model_a,
+        model_b=battle.model_b,
+        label_a=labels.get(battle.model_a, ""),
+        label_b=labels.get(battle.model_b, ""),
+        gate_a=battle.gates.get("a", False),
+        gate_b=battle.gates.get("b", False),
+    )
