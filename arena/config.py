@@ -58,6 +58,8 @@ class Settings(BaseSettings):
     # the arena's address as the internet reaches it (https://arena.example.org): a
     # reverse image search engine fetches GATE's images from here
     public_url: str = ""
+    # GATE's web search at this SearxNG (the compose file's): over `[tools]` search_backend/search_url
+    searxng_url: str = ""
 
     # image intake
     max_upload_bytes: int = 15 * 1024 * 1024
@@ -172,7 +174,12 @@ class Settings(BaseSettings):
             # A deployment that silently fell back to the offline baselines
             # would rank the wrong arena: a missing pool file is a mistake there.
             raise ValueError(f"ARENA_CONFIG={self.config} does not exist (copy arena.example.toml there)")
-        return load_pool(self.config)
+        pool = load_pool(self.config)
+        if self.searxng_url.strip():
+            given = pool.tools.model_dump(exclude_unset=True)
+            tools = {**given, "search_backend": "searxng", "search_url": self.searxng_url.strip()}
+            pool = pool.model_copy(update={"tools": GateSettings.from_pool(tools)})
+        return pool
 
 
 # Every tool a GATE contender can be offered, by the name the model calls it

@@ -44,6 +44,15 @@ class TestSettings:
             _ = settings.pool
         assert Settings(config=tmp_path / "arena.toml").pool.contenders[0].provider == "baseline"
 
+    def test_searxng_url_from_the_environment_points_gate_web_search_there(self, monkeypatch, tmp_path):
+        pool = tmp_path / "arena.toml"
+        pool.write_text(POOL_OF_TWO + '[tools]\nsearch_backend = "brave"\nsearch_results = 4\n')
+        assert Settings(config=pool).pool.tools.search_backend == "brave"  # unset: the pool file's
+        monkeypatch.setenv("ARENA_SEARXNG_URL", "http://searxng:8080")
+        tools = Settings(config=pool).pool.tools
+        assert (tools.search_backend, tools.search_url) == ("searxng", "http://searxng:8080")
+        assert tools.search_results == 4  # the rest of [tools] stays as written
+
     def test_default_secret_allowed_in_development(self):
         assert Settings(env="development").secret_key == DEFAULT_SECRET
 

@@ -7,11 +7,14 @@ import os
 import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from arena.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -80,11 +83,30 @@ class TestComposeFile:
         bucket = env["ARENA_IMAGE_STORE"].removeprefix("s3://").split("/")[0]
         assert f"store/{bucket}" in " ".join(services["minio-init"]["command"])
 
-    def test_searxng_answers_json_at_the_address_the_pool_is_told(self, services: dict[str, Any]) -> None:
+    def test_searxng_answers_json_at_the_address_the_replicas_are_given(
+        self, services: dict[str, Any], tmp_path: Path
+    ) -> None:
         settings = yaml.safe_load((ROOT / "deploy/searxng/settings.yml").read_text())
         assert "json" in settings["search"]["formats"]
-        assert 'search_url = "http://searxng:8080"' in COMPOSE.read_text()  # what arena.toml's [tools] gets
         assert "searxng:8080" in services["searxng"]["environment"]["SEARXNG_BASE_URL"]
+        url = services["app"]["environment"]["ARENA_SEARXNG_URL"]
+        assert url == "http://searxng:8080"
+        # what a replica makes of it: GATE's web search at that SearxNG, whatever arena.toml's [tools] say
+        pool = tmp_path / "arena.toml"
+        pool.write_text((ROOT / "arena.example.toml").read_text())
+        tools = Settings(config=pool, searxng_url=url).pool.tools
+        assert (tools.search_backend, tools.search_url) == ("searxng", url)
+
+    def test_every_image_is_pinned_to_an_exact_release(self, services: dict[str, Any]) -> None:
+        version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+        exact = re.compile(r"\d+\.\d+\.\d+|RELEASE\.\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ|\d{4}\.\d+\.\d+-[0-9a-f]{7,}")
+        for name, service in services.items():
+            image, _, tag = service["image"].rpartition(":")
+            # PostgreSQL numbers its releases major.minor (16.6); nginx 1.27 would be a series
+            pinned = re.fullmatch(r"\d+\.\d+", tag) if image == "postgres" else exact.fullmatch(tag)
+            assert image and pinned, f"{name}: {service['image']} is not an exact release"
+            if image == "geoarena":
+                assert tag == version, f"{name}: geoarena:{tag}, but pyproject.toml says {version}"
 
 
 class TestSecrets:
