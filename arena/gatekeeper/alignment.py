@@ -32,14 +32,14 @@ PIVOT = "de"  # a language every group family has (authored, XQuAD, mHumanEval, 
 MIN_GROUPS = 2  # a token seen in fewer groups aligned with the pivot is not translated
 MIN_DICE = 0.5
 # Scripts written without spaces between words: their tokens are character bigrams.
-_UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 
 
 def tokens(words: Iterable[str]) -> list[str]:
     """The units aligned across languages: words, or character bigrams of unspaced scripts."""
     out: list[str] = []
     for word in words:
-        if len(word) > 1 and _UNSPACED.match(word):
+        if len(word) > 1 and UNSPACED.match(word):
             out += [word[i : i + 2] for i in range(len(word) - 1)]
         else:
             out.append(word)
@@ -99,14 +99,16 @@ def induce(rows: Sequence[tuple[str, str, str]]) -> Alignment:
             both[lang].update((u, v) for u in toks for v in pivot)
     table: dict[int, int] = {}
     for lang, pairs in both.items():
-        best: dict[str, tuple[float, str]] = {}
+        best: dict[str, tuple[float, int, str]] = {}
         for (u, v), c in pairs.items():
             if c < MIN_GROUPS:
                 continue
             dice = 2 * c / (seen[lang][u] + pivot_seen[lang][v])
-            if dice >= MIN_DICE and dice > best.get(u, (0.0, ""))[0]:
-                best[u] = (dice, v)
-        for u, (_, v) in best.items():
+            # ties go to the pair seen together more often, then to the pivot token that sorts
+            # last: set order changes with each process's hash seed, and the fit must not
+            if dice >= MIN_DICE and (dice, c, v) > best.get(u, (0.0, 0, "")):
+                best[u] = (dice, c, v)
+        for u, (_, _, v) in best.items():
             table.setdefault(token_key(u), concept_key(v))
     for by_lang in groups.values():  # the pivot's own tokens are their concepts
         for v in by_lang.get(PIVOT, ()):

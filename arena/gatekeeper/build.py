@@ -2,12 +2,15 @@
 imported by the server).
 
     python -m arena.gatekeeper.build collect --chatterbot WHEEL --mhumaneval GITDIR --iglue GITDIR --xquad GITDIR
+    python -m arena.gatekeeper.build keywords --cldr GITDIR
     python -m arena.gatekeeper.build fit
 
 `collect` reads the public sources named in `data/README.md` (a wheel from
 PyPI and three git checkouts), labels each prompt by `policy.py`, adds the
 prompts we wrote ourselves (`data/authored/`) and writes
 `data/prompts/<lang>.jsonl`, every row `{prompt, geographic, lang, source}`.
+`keywords` writes `data/cldr-keywords.tsv` from a checkout of CLDR's JSON
+(keywords.py says what the table is for).
 `fit` trains the logistic regression on all of them and writes
 `data/model.npz` (weights, bias, the dataset's hash: arrays only, loaded
 without pickle). Both are deterministic: the same inputs give the same files.
@@ -38,6 +41,7 @@ from arena.gatekeeper.dataset import (
     dataset_hash,
     load_dataset,
 )
+from arena.gatekeeper.keywords import KEYWORDS_PATH, Keywords
 
 FLORES = {
     "ar": "arb_Arab",
@@ -113,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     collect.add_argument("--mhumaneval", type=Path, required=True, help="git dir of mraihan-gmu/mHumanEval-Benchmark")
     collect.add_argument("--iglue", type=Path, required=True, help="git dir of e-bug/iglue")
     collect.add_argument("--xquad", type=Path, required=True, help="git dir of google-deepmind/xquad")
+    annotations = sub.add_parser("keywords", help="rebuild data/cldr-keywords.tsv from CLDR's emoji annotations")
+    annotations.add_argument("--cldr", type=Path, required=True, help="git dir of unicode-org/cldr-json")
     fit = sub.add_parser("fit", help="fit data/model.npz on data/prompts")
     fit.add_argument("--c", type=float, default=DEFAULT_C, help="inverse regularisation strength")
     sub.add_parser("languages", help="rebuild the language identifier's Latin-script profiles")
@@ -120,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "languages":
         path = write_language_profiles(load_dataset())
         print(f"wrote {path}", file=sys.stderr)
+    elif args.command == "keywords":
+        count = write_keywords(args.cldr)
+        print(f"wrote {count} keywords to {KEYWORDS_PATH}", file=sys.stderr)
     elif args.command == "collect":
         rows = list(collect_rows(args.chatterbot, args.mhumaneval, args.iglue, args.xquad))
         write_prompts(rows)
@@ -390,14 +399,44 @@ def _git_show(gitdir: Path, path: str) -> str:
     ).stdout.decode("utf-8")
 
 
+# CLDR's locale for each of the gatekeeper's languages, where the two differ
+CLDR_LOCALES = {"tl": "fil"}
+
+
+def write_keywords(gitdir: Path) -> int:
+    """`lang<TAB>keyword<TAB>emoji...` for every single-word keyword of CLDR's emoji
+    annotations in each language (sorted: the same checkout gives the same file),
+    and CLDR's licence beside it."""
+    from arena.gatekeeper.features import normalise, words_of
+    from arena.gatekeeper.policy import LANGUAGES
+
+    lines = []
+    for lang in LANGUAGES:
+        locale = CLDR_LOCALES.get(lang, lang)
+        path = f"cldr-json/cldr-annotations-full/annotations/{locale}/annotations.json"
+        annotations = json.loads(_git_show(gitdir, path))["annotations"]["annotations"]
+        named: dict[str, set[str]] = {}
+        for emoji, names in annotations.items():
+            for keyword in names.get("default", []) + names.get("tts", []):
+                words = words_of(normalise(keyword))
+                if len(words) == 1 and not words[0].isdigit():
+                    named.setdefault(words[0], set()).add(emoji)
+        lines += [f"{lang}\t{word}\t{' '.join(sorted(emoji))}" for word, emoji in sorted(named.items())]
+    KEYWORDS_PATH.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    KEYWORDS_PATH.with_suffix(".LICENSE").write_text(_git_show(gitdir, "LICENSE"), encoding="utf-8")
+    return len(lines)
+
+
 # -- fitting -----------------------------------------------------------------------
 
 DEFAULT_C = 10.0
 
 
-def fit_weights(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> tuple[np.ndarray, float, Alignment]:
+def fit_weights(
+    rows: list[LabelledPrompt], keywords: Keywords, *, c: float = DEFAULT_C
+) -> tuple[np.ndarray, float, Alignment]:
     """Logistic regression on hashed n-grams and cross-lingual concepts (induced from these
-    rows' translation groups); each (language, label) and each source weighs the same in
+    rows' translation groups, and CLDR's keywords: keywords.py); each (language, label) and each source weighs the same in
     total, so a big source (code) does not teach the model that long means no."""
     import scipy.sparse as sp
     from sklearn.linear_model import LogisticRegression
@@ -405,7 +444,7 @@ def fit_weights(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> tuple[np
     from arena.gatekeeper.features import DIMENSIONS, feature_rows
 
     alignment = induce([(r.group, r.lang, r.prompt) for r in rows])
-    data, indices, indptr = feature_rows([r.prompt for r in rows], alignment)
+    data, indices, indptr = feature_rows([r.prompt for r in rows], alignment, keywords)
     x = sp.csr_matrix((data, indices, indptr), shape=(len(rows), DIMENSIONS))
     y = np.array([r.geographic for r in rows], dtype=int)
     weights = _balanced_weights(rows)
@@ -440,20 +479,23 @@ def _emphasis(row: LabelledPrompt) -> float:
 
 
 def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
-    coef, bias, alignment = fit_weights(rows, c=c)
+    keywords = Keywords.read_tsv()
+    coef, bias, alignment = fit_weights(rows, keywords, c=c)
     path = DATA_DIR / "model.npz"
     digest = np.frombuffer(bytes.fromhex(dataset_hash(rows)), dtype=np.uint8)
+    arrays: dict[str, np.ndarray] = {
+        "weights": coef,
+        "bias": np.array([bias], dtype=np.float64),
+        "dataset_sha256": digest,
+        "trained_on": np.array([len(rows)], dtype=np.int64),
+        "c": np.array([c], dtype=np.float64),
+        "alignment_keys": alignment.keys,
+        "alignment_concepts": alignment.concepts,
+        "keywords_sha256": np.frombuffer(bytes.fromhex(file_sha256(KEYWORDS_PATH)), dtype=np.uint8),
+        **keywords.arrays(),
+    }
     buffer = io.BytesIO()
-    np.savez_compressed(
-        buffer,
-        weights=coef,
-        bias=np.array([bias], dtype=np.float64),
-        dataset_sha256=digest,
-        trained_on=np.array([len(rows)], dtype=np.int64),
-        c=np.array([c], dtype=np.float64),
-        alignment_keys=alignment.keys,
-        alignment_concepts=alignment.concepts,
-    )
+    np.savez_compressed(buffer, allow_pickle=False, **arrays)
     path.write_bytes(buffer.getvalue())
     return path
 

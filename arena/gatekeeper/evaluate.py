@@ -95,9 +95,11 @@ def evaluate_offline(
 ) -> Report:
     """Leave-sources-out cross-validation of the offline model (fits FOLDS models: needs scikit-learn)."""
     from arena.gatekeeper.build import DEFAULT_C, fit_weights
+    from arena.gatekeeper.keywords import Keywords
     from arena.gatekeeper.model import OfflineModel
 
     report = Report()
+    keywords = Keywords.read_tsv()
     for fold in range(FOLDS):
         train = [r for r in rows if fold_of(r) != fold]
         test = [r for r in rows if fold_of(r) == fold]
@@ -105,8 +107,8 @@ def evaluate_offline(
             continue
         if progress:
             progress(f"fold {fold + 1}/{FOLDS}: fitting on {len(train)}, scoring {len(test)} unseen")
-        weights, bias, alignment = fit_weights(train, c=DEFAULT_C if c is None else c)
-        model = OfflineModel.from_weights(weights, bias, alignment=alignment, trained_on=len(train))
+        weights, bias, alignment = fit_weights(train, keywords, c=DEFAULT_C if c is None else c)
+        model = OfflineModel.from_weights(weights, bias, alignment=alignment, keywords=keywords, trained_on=len(train))
         for row in test:
             report.add(row, model.score(row.prompt), threshold)
     return report

@@ -1,6 +1,7 @@
 """The fitted offline gatekeeper: a weight per hashed n-gram and a bias,
 read from `data/model.npz` (numpy arrays only, `allow_pickle=False`: loading
-it runs no code). `python -m arena.gatekeeper.build fit` makes the file.
+it runs no code), with CLDR's keyword table (keywords.py) it was fitted with.
+`python -m arena.gatekeeper.build fit` makes the file.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 from arena.gatekeeper.alignment import Alignment
 from arena.gatekeeper.dataset import DATA_DIR
 from arena.gatekeeper.features import DIMENSIONS, feature_indices
+from arena.gatekeeper.keywords import Keywords
 
 MODEL_PATH = DATA_DIR / "model.npz"
 
@@ -26,6 +28,7 @@ class OfflineModel:
     dataset_sha256: str  # of the prompts it was fitted on
     trained_on: int
     alignment: Alignment  # token -> cross-lingual concept, induced with the weights
+    keywords: Keywords | None  # CLDR's keyword -> emoji concepts, or None for a model fitted without
 
     @classmethod
     def load(cls, path: Path = MODEL_PATH) -> OfflineModel:
@@ -43,19 +46,25 @@ class OfflineModel:
                 bytes(npz["dataset_sha256"]).hex(),
                 int(npz["trained_on"][0]),
                 alignment,
+                Keywords.from_arrays(npz["keyword_text"], npz["keyword_offsets"], npz["keyword_concepts"]),
             )
 
     @classmethod
     def from_weights(
-        cls, weights: np.ndarray, bias: float, *, alignment: Alignment | None = None, trained_on: int = 0
+        cls,
+        weights: np.ndarray,
+        bias: float,
+        *,
+        alignment: Alignment | None = None,
+        keywords: Keywords | None = None,
+        trained_on: int = 0,
     ) -> OfflineModel:
-        return cls(
-            np.ascontiguousarray(weights, dtype=np.float32), bias, "", trained_on, alignment or Alignment.empty()
-        )
+        weights = np.ascontiguousarray(weights, dtype=np.float32)
+        return cls(weights, bias, "", trained_on, alignment or Alignment.empty(), keywords)
 
     def score(self, prompt: str) -> float:
         """P(geographic) of one prompt."""
-        idx = feature_indices(prompt, self.alignment)
+        idx = feature_indices(prompt, self.alignment, self.keywords)
         if len(idx) == 0:
             return 1.0 / (1.0 + math.exp(-self.bias))
         z = float(self.weights[idx].sum()) / math.sqrt(len(idx)) + self.bias

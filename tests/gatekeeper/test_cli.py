@@ -24,7 +24,7 @@ class TestClassifyCommand:
         prompts.write_text(
             "Where was this picture taken?\n"
             "\n"
-            '{"prompt": "How many calories are in this burger?", "id": 7}\n'
+            '{"prompt": "What breed is this dog?", "id": 7}\n'
             '{"id": 8}\n'
             "这是哪个国家？\n",
             encoding="utf-8",
@@ -34,7 +34,7 @@ class TestClassifyCommand:
         rows = [json.loads(line) for line in captured.out.splitlines()]
         assert [r["prompt"] for r in rows] == [
             "Where was this picture taken?",
-            "How many calories are in this burger?",
+            "What breed is this dog?",
             "这是哪个国家？",
         ]
         assert [r["geographic"] for r in rows] == [True, False, True]

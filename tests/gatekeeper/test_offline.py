@@ -3,15 +3,17 @@ issue and the arena's own pages say it must take or refuse."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from arena.gatekeeper.alignment import PIVOT, Alignment, concept_key, induce, token_key, tokens
-from arena.gatekeeper.build import PARALLEL_EXCEPT, _sections
+from arena.gatekeeper.build import PARALLEL_EXCEPT, _sections, file_sha256
 from arena.gatekeeper.dataset import (
     DATA_DIR,
     LabelledPrompt,
@@ -19,7 +21,9 @@ from arena.gatekeeper.dataset import (
     load_dataset,
 )
 from arena.gatekeeper.evaluate import FOLDS, Report, fold_of
-from arena.gatekeeper.features import DIMENSIONS, feature_indices
+from arena.gatekeeper.features import DIMENSIONS, feature_indices, words_of
+from arena.gatekeeper.keywords import KEYWORDS_PATH, Keywords
+from arena.gatekeeper.keywords import concept_key as emoji_concept
 from arena.gatekeeper.model import MODEL_PATH, OfflineModel, shipped_model
 from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN, REFUSALS
 from arena.web.pages import EXAMPLE_PROMPTS
@@ -91,9 +95,16 @@ class TestShippedData:
                 "c",
                 "alignment_keys",
                 "alignment_concepts",
+                "keywords_sha256",
+                "keyword_text",
+                "keyword_offsets",
+                "keyword_concepts",
             }
+            # fitted with the keyword table shipped beside it, and carrying all of it
+            assert bytes(npz["keywords_sha256"]).hex() == file_sha256(KEYWORDS_PATH)
             assert npz["weights"].shape == (DIMENSIONS,)
             assert np.all(np.diff(npz["alignment_keys"].astype(np.int64)) > 0)  # sorted, for searchsorted
+        assert model.keywords is not None and model.keywords == Keywords.read_tsv()
 
     def test_authored_files_are_written_line_for_line(self) -> None:
         # build.py makes (section, line) a translation group in every file but English's:
@@ -146,6 +157,13 @@ class TestVerdicts:
         scores = [model.score(" ".join(words[:n]) + ": " + joke) for n in range(0, len(words) + 1, 2)]
         assert max(scores) < 0.5, scores
 
+    @pytest.mark.xfail(
+        strict=True,
+        reason="known miss since CLDR's keywords: the burger's emoji leans to 'the food of this place' (issue 12)",
+    )
+    def test_a_nutrition_question_about_the_photo_is_refused(self) -> None:
+        assert shipped_model().score("How many calories are in this burger?") < 0.5
+
     def test_long_multi_hop_question_is_taken(self) -> None:
         question = (
             "Look at the shop signs and the cars in this photo and work out which country it is. "
@@ -194,6 +212,8 @@ class TestAlignment:
             ("g2", "sw", "Je picha ni ya zamani?"),
             ("g3", "de", "Wo ist der Hund?"),
             ("g3", "sw", "Mbwa yuko wapi?"),
+            ("g4", "de", "Das Haus ist groß."),  # "das" and "ist" outside the photo's groups
+            ("g4", "sw", "Nyumba ni kubwa."),
             ("", "sw", "picha picha picha"),  # no group: teaches nothing
         ]
         alignment = induce(rows)
@@ -202,6 +222,27 @@ class TestAlignment:
         assert _concept(alignment, "zamani") is None  # one group only: not enough to call it a translation
         assert _concept(alignment, "foto") == concept_key("foto")  # the pivot's own words
         assert len(induce([])) == 0
+
+    def test_induced_the_same_whatever_the_hash_seed(self) -> None:
+        # Set order changes with PYTHONHASHSEED; the induced table, and so `build fit`, must not.
+        script = (
+            "import hashlib\n"
+            "from arena.gatekeeper.alignment import induce\n"
+            "from arena.gatekeeper.dataset import load_dataset\n"
+            "a = induce([(r.group, r.lang, r.prompt) for r in load_dataset()])\n"
+            "print(hashlib.sha256(a.keys.tobytes() + a.concepts.tobytes()).hexdigest())\n"
+        )
+        seen = {
+            subprocess.run(
+                [sys.executable, "-c", script],
+                env={**os.environ, "PYTHONHASHSEED": seed},
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            for seed in ("1", "2", "3")
+        }
+        assert len(seen) == 1
 
     def test_unspaced_scripts_align_by_character_bigrams(self) -> None:
         assert tokens(["这里会下雪吗"]) == ["这里", "里会", "会下", "下雪", "雪吗"]
@@ -225,6 +266,63 @@ class TestAlignment:
 def _concept(alignment: Alignment, token: str) -> int | None:
     found = alignment.lookup(np.array([token_key(token)], dtype=np.uint32))
     return int(found[0]) if len(found) else None
+
+
+class TestKeywords:
+    """CLDR's emoji keywords: one concept for the same thing named in any language."""
+
+    def test_the_table_covers_every_language_from_cldr(self) -> None:
+        langs = Counter(line.split("\t", 1)[0] for line in KEYWORDS_PATH.read_text("utf-8").splitlines())
+        assert set(langs) == set(LANGUAGES)
+        # CLDR annotates some 1,900 emoji in each; Vietnamese writes most keywords as two or more words
+        assert min(langs.values()) >= 700
+        assert "Unicode" in KEYWORDS_PATH.with_suffix(".LICENSE").read_text("utf-8")
+
+    @pytest.mark.parametrize(
+        "words",
+        [
+            "rain",  # en
+            "mvua",  # sw
+            "ฝน",  # th, alone
+            "ฝนตกบ่อยไหม",  # th, inside a run written without spaces
+            "下雨吗",  # zh, inside a run
+            "regen",  # de
+            "المطر",  # ar, with the article written onto the word
+        ],
+    )
+    def test_rain_is_one_concept_in_every_script(self, words: str) -> None:
+        found = shipped_model().keywords.lookup(words_of(words))  # type: ignore[union-attr]
+        assert emoji_concept("🌧") in found.tolist()
+
+    def test_stems_and_misses(self) -> None:
+        keywords = shipped_model().keywords
+        assert keywords is not None
+        assert emoji_concept("🏟") in keywords.lookup(["stadiums"]).tolist()  # one final letter off
+        assert len(keywords.lookup(["zzqx", "qwrtp"])) == 0
+        assert len(keywords.lookup([])) == 0
+
+    def test_round_trip_through_the_model_arrays(self, tmp_path: Path) -> None:
+        path = tmp_path / "k.tsv"
+        path.write_text("en\train\t🌧 ☔\nsw\tmvua\t🌧\nen\tdog\t🐕\n", encoding="utf-8")
+        table = Keywords.read_tsv(path)
+        again = Keywords.from_arrays(**{k.removeprefix("keyword_"): v for k, v in table.arrays().items()})
+        assert again == table and again.words == ("dog", "mvua", "rain")
+        assert set(again.lookup(["mvua"]).tolist()) == {emoji_concept("🌧")}
+        assert set(again.lookup(["rain", "dog"]).tolist()) == {emoji_concept(e) for e in "🌧☔🐕"}
+
+    def test_a_malformed_line_is_named(self, tmp_path: Path) -> None:
+        path = tmp_path / "k.tsv"
+        path.write_text("en\train\t🌧\nen rain 🌧\n", encoding="utf-8")
+        with pytest.raises(ValueError, match="k.tsv:2"):
+            Keywords.read_tsv(path)
+
+    def test_a_keyword_adds_features_but_decides_nothing_alone(self) -> None:
+        model = shipped_model()
+        plain = set(feature_indices("Je, mvua hunyesha hapa?", model.alignment))
+        with_keywords = set(feature_indices("Je, mvua hunyesha hapa?", model.alignment, model.keywords))
+        assert plain < with_keywords
+        # a request stuffed with every weather keyword is still refused
+        assert model.score("rain snow storm cloud umbrella mvua theluji: write a python function") < 0.5
 
 
 class TestEvaluationSplit:
