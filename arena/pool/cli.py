@@ -1,8 +1,10 @@
-"""`arena models`: the pool with its sampling weights, status and votes."""
+"""`arena models`: the pool with its sampling weights, status, votes, and the
+tools each GATE contender is offered (and why any other is not)."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from typing import Any
@@ -13,10 +15,11 @@ from arena.config import PoolConfig
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "models",
-        help="list the pool: provider, model, weight, gate, status and votes",
+        help="list the pool: provider, model, weight, gate, status, votes and tools",
         description="List the contenders of the pool file (ARENA_CONFIG) with their effective sampling weight, "
         "status and vote counts from the database. The status is 'excluded' for weight 0, and shows the outage "
-        "cool-downs the replicas share in the database.",
+        "cool-downs the replicas share in the database. A GATE contender shows its tool policy (react or fixed) "
+        "and the tools it is offered; --json also says why each tool it is not offered is off.",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per contender instead of a table")
     parser.set_defaults(func=run)
@@ -34,6 +37,11 @@ def run(args: argparse.Namespace) -> int:
     from arena.pool.policy import PoolPolicy
 
     rows = pool_rows(pool, counts, PoolPolicy.from_config(pool, MemoryCooldowns.of(cooling)))
+    toolboxes = asyncio.run(_toolboxes(pool, settings.public_url))
+    for row in rows:
+        box = toolboxes.get(row["name"])
+        row["tools"] = None if box is None else [t.name for t in box.tools]
+        row["tools_off"] = None if box is None else box.disabled
     if args.json:
         for row in rows:
             print(json.dumps(row, ensure_ascii=False))
@@ -57,10 +65,26 @@ def pool_rows(pool: PoolConfig, vote_counts: dict[str, int] | None, policy: Any 
             "model": c.model,
             "weight": round(weights[c.name], 4),
             "gate": c.gate,
+            "policy": c.policy if c.gate else None,
             "status": status,
             "votes": None if vote_counts is None else vote_counts.get(c.name, 0),
         })  # fmt: skip
     return rows
+
+
+async def _toolboxes(pool: PoolConfig, public_url: str) -> dict[str, Any]:
+    """Each GATE contender's toolbox, built as the arena builds it (no request is sent)."""
+    import httpx
+
+    from arena.config import GateSettings
+    from arena.contenders.gate.toolbox import build_toolbox
+
+    async with httpx.AsyncClient() as http:
+        return {
+            c.name: build_toolbox(GateSettings.from_pool(pool.tools, c.options), http, only=c.tools, public_url=public_url)
+            for c in pool.contenders
+            if c.gate
+        }
 
 
 def _from_database(url: str) -> tuple[dict[str, int] | None, dict[str, float], str]:
@@ -91,12 +115,21 @@ def _from_database(url: str) -> tuple[dict[str, int] | None, dict[str, float], s
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
-    headers = ["name", "provider", "model", "weight", "gate", "status", "votes"]
-    cells = [[_cell(row[h]) for h in headers] for row in rows]
+    headers = ["name", "provider", "model", "weight", "gate", "status", "votes", "tools"]
+    cells = [[_cell(row[h]) for h in headers[:-1]] + [_tools_cell(row)] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _tools_cell(row: dict[str, Any]) -> str:
+    if not row["gate"]:
+        return "-"
+    offered = row.get("tools")
+    if offered is None:  # rows made without toolboxes
+        return str(row["policy"])
+    return f"{row['policy']}: {', '.join(offered) or 'none'}"
 
 
 def _cell(value: Any) -> str:

@@ -90,16 +90,60 @@ class TestModelsCommand:
             "model": "gpt-4o",
             "weight": 6.0,
             "gate": False,
+            "policy": None,
             "status": "active",
             "votes": 1,
+            "tools": None,
+            "tools_off": None,
         }
         assert rows["claude"]["weight"] == 1.0 and rows["claude"]["votes"] == 2
         assert rows["gemini"]["status"] == "excluded (weight 0)"
 
         assert main(["models"]) == 0
         table = capsys.readouterr().out.splitlines()
-        assert table[0].split() == ["name", "provider", "model", "weight", "gate", "status", "votes"]
-        assert table[1].split() == ["gpt-4o", "openai", "gpt-4o", "6", "no", "active", "1"]
+        assert table[0].split() == ["name", "provider", "model", "weight", "gate", "status", "votes", "tools"]
+        assert table[1].split() == ["gpt-4o", "openai", "gpt-4o", "6", "no", "active", "1", "-"]
+
+    def test_shows_the_tools_each_gate_contender_is_offered(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        (tmp_path / "arena.toml").write_text(
+            POOL_FILE
+            + """
+[[contenders]]
+name = "gpt-4o+search"
+provider = "openai"
+model = "gpt-4o"
+gate = true
+tools = ["crop", "web_search", "code_interpreter"]
+
+[[contenders]]
+name = "gpt-4o+fixed"
+provider = "openai"
+model = "gpt-4o"
+policy = "fixed"
+
+[tools]
+code = false
+"""
+        )
+        monkeypatch.setenv("ARENA_CONFIG", str(tmp_path / "arena.toml"))
+        monkeypatch.setenv("ARENA_DATABASE_URL", f"sqlite:///{tmp_path / 'none.db'}")
+        monkeypatch.delenv("ARENA_SEARXNG_URL", raising=False)
+        assert main(["models", "--json"]) == 0
+        rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+        search = rows["gpt-4o+search"]
+        assert search["gate"] is True and search["policy"] == "react"
+        assert search["tools"] == ["crop"]  # no search backend configured, code turned off
+        assert set(search["tools_off"]) == {"web_search", "code_interpreter"}
+        assert "code = false" in search["tools_off"]["code_interpreter"]
+        fixed = rows["gpt-4o+fixed"]
+        assert fixed["policy"] == "fixed" and "crop" in fixed["tools"] and "code_interpreter" not in fixed["tools"]
+
+        assert main(["models"]) == 0
+        table = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+        assert table["gpt-4o+search"].endswith("react: crop")
+        assert table["gpt-4o+fixed"].split()[-1] != "-" and "fixed: crop" in table["gpt-4o+fixed"]
 
     def test_shows_the_cooldowns_the_replicas_share(
         self,
