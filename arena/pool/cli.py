@@ -81,7 +81,9 @@ async def _toolboxes(pool: PoolConfig, public_url: str) -> dict[str, Any]:
 
     async with httpx.AsyncClient() as http:
         return {
-            c.name: build_toolbox(GateSettings.from_pool(pool.tools, c.options), http, only=c.tools, public_url=public_url)
+            c.name: build_toolbox(
+                GateSettings.from_pool(pool.tools, c.options), http, only=c.tools, public_url=public_url
+            )
             for c in pool.contenders
             if c.gate
         }
