@@ -130,10 +130,17 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     gatekeeper = build_gatekeeper(pool_config, deps)
     # Load the offline model before the first request, not during the first person's upload.
     await gatekeeper.warm()
+    place_names = threading.Event()  # /readyz waits for it: building the index holds the GIL
     if settings.env != "test":
         # Building the place-name index costs 7-15 CPU-s; without this the first answer naming a
         # place waited that long for its commitment before `done` (tests warm it where they need it).
-        threading.Thread(target=load_gazetteer, name="gazetteer-warm", daemon=True).start()
+        def warm_place_names() -> None:
+            load_gazetteer()
+            place_names.set()
+
+        threading.Thread(target=warm_place_names, name="gazetteer-warm", daemon=True).start()
+    else:
+        place_names.set()
 
     def on_side_result(contender: str, ok: bool) -> None:
         policy.record_result(contender, ok)  # outage cool-downs
@@ -178,6 +185,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         battle_runs=battle_runs,
         decode_slots=asyncio.Semaphore(_decode_slots(settings)),
         votes=VoteWriter(database, pool_config),
+        place_names=place_names,
     )
     app.state.services = services
     ranker = app.state.background_ranker = _background_ranker(settings, database)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import random
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Annotated
@@ -49,6 +50,8 @@ class Services:
     battle_runs: BattleRuns
     decode_slots: asyncio.Semaphore  # bounds the memory of photo decodes running at once
     votes: VoteWriter  # the replica's one writer of votes (group commit)
+    # set once the place-name index is built (the start-up warm-up; at once where none runs)
+    place_names: threading.Event
 
 
 async def get_services(request: Request) -> Services:

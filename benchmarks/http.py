@@ -14,7 +14,8 @@
   p50/p99 against the contenders' own under the same number of direct streams, and the
   server's peak memory (goal: 500 battles, p99 within 1 s of the contenders').
 
-The contenders are the loopback OpenAI-compatible server of the tests, in its own process.
+The contenders are benchmarks/lean_contenders.py, in its own process: the OpenAI streaming
+protocol with chunks encoded once, so 1,000 streams at once cost it little.
 `--checkout` runs the arena from another checkout (a worktree of an older commit) for
 "before". Nothing leaves 127.0.0.1.
 """
@@ -48,19 +49,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.servers import free_port  # noqa: E402
+from tests.servers.nginx import nginx_proxy  # noqa: E402
 
 SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
 PHOTO = SHARED / "data" / "geobrowse-sample" / "images" / "level1-1.jpg"
 POSTGRES = os.environ.get("ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 PROMPT = "Where was this photo taken?"
 PHOTO_URL = "data:image/jpeg;base64," + base64.b64encode(PHOTO.read_bytes()).decode() if PHOTO.exists() else ""
-
-CONTENDER_SERVER = """
-import sys, uvicorn
-sys.path.insert(0, {root!r})
-from tests.servers.openai_compatible import OpenAICompatibleServer
-uvicorn.run(OpenAICompatibleServer().app, host="127.0.0.1", port={port}, log_level="warning", backlog=4096)
-"""
 
 # The bare baseline: one insert per request, on the same uvicorn and PostgreSQL driver.
 BARE_SERVER = """
@@ -100,7 +95,8 @@ def main() -> None:
     args = parser.parse_args()
 
     port = free_port()
-    contender_server = [sys.executable, "-c", CONTENDER_SERVER.format(root=str(ROOT), port=port)]
+    # a lean asyncio server, so 1,000 streams at once measure the arena, not the contenders
+    contender_server = [sys.executable, str(ROOT / "benchmarks" / "lean_contenders.py"), str(port)]
     with tempfile.TemporaryDirectory() as tmp, database() as url, process(contender_server, Path(tmp) / "c.log"):
         contenders = f"http://127.0.0.1:{port}/v1"
         wait_for(f"http://127.0.0.1:{port}/v1/chat/completions", method="POST")
@@ -110,7 +106,9 @@ def main() -> None:
             fast = write_pool(tmp_dir / "fast.toml", contenders, "echo")
             with arena(args.checkout, tmp_dir, fast, url, max_battles=max(64, args.concurrency)) as (base, pid):
                 if "ttft" not in args.skip:
-                    asyncio.run(first_token(base, contenders, args.ttft))
+                    # Debian's nginx with the production rules (deploy/nginx/locations.conf), as the tests run it
+                    with nginx_proxy(tmp_dir / "nginx", {"one": base}) as proxy:
+                        asyncio.run(first_token(base, contenders, args.ttft, proxy.url))
                 if "votes" not in args.skip:
                     bare_port = free_port()
                     bare = [sys.executable, "-c", BARE_SERVER.format(url=url, port=bare_port)]
@@ -128,21 +126,24 @@ def main() -> None:
 # -- the three measurements ------------------------------------------------------------------
 
 
-async def first_token(base: str, contenders: str, count: int) -> None:
+async def first_token(base: str, contenders: str, count: int, proxy: str) -> None:
+    """Battles one at a time, straight to the replica and through nginx by turns."""
     async with client() as http:
         own = [await contender_first_chunk(http, contenders, "echo-own") for _ in range(count)]
-        arena_ms = []
+        arena_ms: dict[str, list[float]] = {base: [], proxy: []}
         for _ in range(count):
-            battle = await create(http, base)
-            started = time.perf_counter()
-            firsts = await watch(http, base + battle["events_url"], started)
-            arena_ms.append(min(firsts["first"].values()))
-    print("\n## time to first token (one battle at a time)")
+            for url in arena_ms:
+                battle = await create(http, url)
+                started = time.perf_counter()
+                firsts = await watch(http, url + battle["events_url"], started)
+                arena_ms[url].append(min(firsts["first"].values()))
+    print(f"\n## time to first token (one battle at a time; load average {os.getloadavg()[0]:.1f})")
     row("contender's own", own)
-    row("through the arena", arena_ms)
-    added50 = pct(arena_ms, 50) - pct(own, 50)
-    added99 = pct(arena_ms, 99) - pct(own, 99)
-    print(f"  added: {added50:+.1f} ms at p50, {added99:+.1f} ms at p99 (goal: at most 30 ms)")
+    for url, label in ((base, "through the arena"), (proxy, "through nginx and the arena")):
+        row(label, arena_ms[url])
+        added50 = pct(arena_ms[url], 50) - pct(own, 50)
+        added99 = pct(arena_ms[url], 99) - pct(own, 99)
+        print(f"    added: {added50:+.1f} ms at p50, {added99:+.1f} ms at p99 (goal: at most 30 ms)")
 
 
 async def votes(base: str, bare: str, count: int, concurrency: int, pids: tuple[int, int], rounds: int) -> None:
@@ -223,9 +224,9 @@ async def many_battles(base: str, contenders: str, count: int, answer_seconds: f
         refused = await http.post(
             f"{base}/api/battles", files={"image": ("p.jpg", PHOTO.read_bytes(), "image/jpeg")}, data={"prompt": PROMPT}
         )
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), cpu_seconds(pid)
         watched = await asyncio.gather(*(watch(http, base + b["events_url"], time.perf_counter()) for b in battles))
-        streamed_seconds = time.perf_counter() - started
+        streamed_seconds, cpu = time.perf_counter() - started, cpu_seconds(pid) - cpu
     ready = sum(1 for w in watched if w["end"] == "ready")
     arena_ms = [ms for w in watched for ms in w["first"].values()]
     print(f"\n## {count} battles at once ({2 * count} upstream streams of {answer_seconds:g} s answers)")
@@ -237,6 +238,10 @@ async def many_battles(base: str, contenders: str, count: int, answer_seconds: f
     row("first delta through the arena", arena_ms)
     print(f"  p99 difference: {(pct(arena_ms, 99) - pct(list(own), 99)) / 1000:+.2f} s (goal: within 1 s)")
     print(f"  arena serve peak memory (VmHWM): {peak_rss_mb(pid):.0f} MB")
+    print(
+        f"  arena serve CPU while they streamed: {cpu:.1f} s ({cpu * 1000 / count:.1f} ms a battle) in"
+        f" {streamed_seconds:.1f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
 
 
 # -- clients -----------------------------------------------------------------------------------
@@ -326,7 +331,8 @@ def arena(checkout: Path, tmp: Path, pool: Path, url: str, *, max_battles: int) 
     }
     command = [str(checkout / ".venv" / "bin" / "arena"), "serve", "--port", str(port)]
     with process(command, tmp / "arena.log", cwd=checkout, env=env) as proc:
-        wait_for(f"http://127.0.0.1:{port}/healthz", timeout=120)
+        # ready, as a load balancer would wait for: the start-up warm-up done, not just the process up
+        wait_for(f"http://127.0.0.1:{port}/readyz", timeout=120, ready=True)
         yield f"http://127.0.0.1:{port}", proc.pid
 
 
@@ -363,14 +369,17 @@ def database() -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def wait_for(url: str, *, method: str = "GET", timeout: float = 60) -> None:
+def wait_for(url: str, *, method: str = "GET", timeout: float = 60, ready: bool = False) -> None:
+    """Until `url` answers (with 200 when `ready`)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            httpx.request(method, url, json={}, timeout=2, trust_env=False)
-            return
+            answer = httpx.request(method, url, json={}, timeout=2, trust_env=False)
+            if not ready or answer.status_code == 200:
+                return
         except httpx.TransportError:
-            time.sleep(0.2)
+            pass
+        time.sleep(0.2)
     raise SystemExit(f"{url} did not answer within {timeout:.0f} s")
 
 

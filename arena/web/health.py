@@ -3,8 +3,9 @@
 `/healthz` says the process answers (a liveness probe: restart me if not).
 `/readyz` says this replica can serve a battle now (a readiness probe: send
 me traffic): the database answers a real query, its schema is at the
-migration head this code expects, the contender pool is loaded and the
-gatekeeper's model is in memory. A failing check answers 503 and names it.
+migration head this code expects, the contender pool is loaded, the
+gatekeeper's model is in memory and the place-name index is built (its 7-15
+CPU-seconds at start-up would otherwise hold back the first battles' streams). A failing check answers 503 and names it.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ async def readyz(services: ServicesDep) -> JSONResponse:
     contenders = len(services.pool)
     check("pool", None if contenders >= 2 else f"{contenders} contender(s) loaded; a battle needs two")
     check("gatekeeper", None if services.gatekeeper.warmed else "the prompt classifier is not loaded yet")
+    check("place_names", None if services.place_names.is_set() else "the place-name index is still being built")
     check("accepting", "this replica is shutting down" if services.battle_runs.draining else None)
     if problems:
         return JSONResponse(

@@ -62,7 +62,14 @@ async def test_readyz_is_ready_on_a_migrated_database(client):
     assert response.status_code == 200, response.text
     assert response.json() == {
         "status": "ready",
-        "checks": {"database": "ok", "migrations": "ok", "pool": "ok", "gatekeeper": "ok", "accepting": "ok"},
+        "checks": {
+            "database": "ok",
+            "migrations": "ok",
+            "pool": "ok",
+            "gatekeeper": "ok",
+            "place_names": "ok",
+            "accepting": "ok",
+        },
     }
 
 
@@ -77,6 +84,7 @@ async def test_readyz_names_migrations_when_the_database_is_behind(settings, old
             "migrations": "failing",
             "pool": "ok",
             "gatekeeper": "ok",
+            "place_names": "ok",
             "accepting": "ok",
         }
         assert body["error"] == "not_ready"
@@ -110,4 +118,13 @@ async def test_readyz_waits_for_the_gatekeeper_model(client, app):
     response = await client.get("/readyz")
     assert response.status_code == 503 and response.json()["checks"]["gatekeeper"] == "failing"
     await app.state.services.gatekeeper.warm()
+    assert (await client.get("/readyz")).status_code == 200
+
+
+async def test_readyz_waits_for_the_place_name_index(client, app):
+    app.state.services.place_names.clear()  # as while the start-up warm-up builds it
+    response = await client.get("/readyz")
+    assert response.status_code == 503 and response.json()["checks"]["place_names"] == "failing"
+    assert "place-name index" in response.json()["message"]
+    app.state.services.place_names.set()
     assert (await client.get("/readyz")).status_code == 200
