@@ -10,6 +10,7 @@ contender, and GATE wraps a chat model that supports tool calls.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -121,6 +122,16 @@ class ChatMessage:
     tool_calls: Sequence[ToolCall] = ()
     tool_call_id: str | None = None  # for role="tool": the call this answers
     name: str | None = None  # for role="tool": the tool's name
+
+    def told_in_text(self) -> str:
+        """A tool call, or its result, as plain text: for a request that offers no tools
+        (GATE's forced last turn), where the Messages and Gemini APIs refuse call parts."""
+        if self.role == "tool":
+            return f"[result of {self.name or 'the tool'}] {self.content if self.content.strip() else '(no output)'}"
+        calls = "\n".join(
+            f"[called {c.name} with {json.dumps(c.arguments, ensure_ascii=False)}]" for c in self.tool_calls
+        )
+        return f"{self.content.strip()}\n{calls}" if self.content.strip() else calls
 
 
 @dataclass(frozen=True)

@@ -182,13 +182,10 @@ def to_anthropic_messages(
 
 def _told_in_text(m: ChatMessage) -> tuple[str, list[dict[str, Any]]]:
     """A tool call or its result as plain blocks (thinking is left out with the calls)."""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": m.told_in_text()}]
     if m.role == "tool":
-        result = m.content if m.content.strip() else "(no output)"
-        blocks = [{"type": "text", "text": f"[result of {m.name or 'the tool'}] {result}"}]
         return "user", blocks + [_image_block(img.base64()) for img in m.images]
-    calls = "\n".join(f"[called {c.name} with {json.dumps(c.arguments, ensure_ascii=False)}]" for c in m.tool_calls)
-    text = f"{m.content.strip()}\n{calls}" if m.content.strip() else calls
-    return "assistant", [{"type": "text", "text": text}]
+    return "assistant", blocks
 
 
 def _image_block(data: str) -> dict[str, Any]:

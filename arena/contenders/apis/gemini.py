@@ -106,7 +106,8 @@ class GeminiChat:
         if self.limits.temperature is not None:
             config["temperature"] = self.limits.temperature
         config.update(self.generation_config)
-        body: dict[str, Any] = {"contents": self.to_gemini_contents(messages), "generationConfig": config}
+        contents = self.to_gemini_contents(messages, tools_offered=bool(tools))
+        body: dict[str, Any] = {"contents": contents, "generationConfig": config}
         system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
         if system:
             body["systemInstruction"] = {"parts": [{"text": system}]}
@@ -122,16 +123,24 @@ class GeminiChat:
         body.update(self.extra_body)
         return body
 
-    def to_gemini_contents(self, messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    def to_gemini_contents(
+        self, messages: Sequence[ChatMessage], *, tools_offered: bool = True
+    ) -> list[dict[str, Any]]:
         """Our chat history as `contents`: roles `user` / `model`; tool results
         are `functionResponse` parts of a user turn (with any images the tool
-        made as inline data beside them); same-role neighbours merge."""
+        made as inline data beside them); same-role neighbours merge. A request
+        that declares no functions (GATE's forced last turn) tells earlier calls
+        and results in text instead, as for the Messages API."""
         contents: list[dict[str, Any]] = []
         for m in messages:
             if m.role == "system":
                 continue
             parts: list[dict[str, Any]] = []
-            if m.role == "assistant":
+            if not tools_offered and (m.role == "tool" or m.tool_calls):
+                role = "user" if m.role == "tool" else "model"
+                parts.append({"text": m.told_in_text()})
+                parts += [_inline_image(img.base64()) for img in m.images]
+            elif m.role == "assistant":
                 role = "model"
                 if m.content:
                     parts.append({"text": m.content})
