@@ -101,8 +101,8 @@ class Keywords:
                 i = next((index[form] for form in _stems(word) if form in index), None)
             if i is not None:
                 hits.add(i)
-        if runs:
-            hashes, ids = self.unspaced
+        hashes, ids = self.unspaced
+        if runs and len(hashes):
             found = _substring_hashes(runs)
             at = np.minimum(np.searchsorted(hashes, found), len(hashes) - 1)
             hits.update(ids[at[hashes[at] == found]].tolist())

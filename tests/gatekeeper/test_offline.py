@@ -309,6 +309,7 @@ class TestKeywords:
         assert again == table and again.words == ("dog", "mvua", "rain")
         assert set(again.lookup(["mvua"]).tolist()) == {emoji_concept("🌧")}
         assert set(again.lookup(["rain", "dog"]).tolist()) == {emoji_concept(e) for e in "🌧☔🐕"}
+        assert len(again.lookup(["下雨了"])) == 0  # a table without unspaced-script keywords
 
     def test_a_malformed_line_is_named(self, tmp_path: Path) -> None:
         path = tmp_path / "k.tsv"
