@@ -1,10 +1,11 @@
 """An export file's votes to a VoteLog in bulk: no Python object per vote.
 
-`log_from_table(table)` does what `job.log_from_rows` does row by row (the
+`log_from_table(table)` does what `files.log_from_rows` does row by row (the
 same checks on the columns ranking reads, the same exclusions, categories,
 regions, voters, style features and labelled votes) with Arrow and numpy on
 whole columns; Python objects only for the few labelled battles and per
-distinct name. It returns None when a value would be refused by the
+distinct name. Each text column is hashed once (a dictionary encoding) and
+checked, named and grouped per distinct value through integer codes. It returns None when a value would be refused by the
 validator: the row path then names the row with its line number. The two
 paths give identical logs; a test checks it on every export format, and the
 database's votes (`arena.export.vote_table`) come the same way.
