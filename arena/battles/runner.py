@@ -30,7 +30,7 @@ from arena.answers.markdown import render_markdown
 from arena.answers.style import style_features
 from arena.battles import repository
 from arena.battles.events import KEEP_ALIVE, RECONNECT, RECONNECT_HINT, BattleEvent
-from arena.battles.relay import KEEP_EVENTS, EventRelay, prune_events, read_events, write_events
+from arena.battles.relay import KEEP_EVENTS, EventOutbox, EventRelay, prune_events, read_events
 from arena.contenders.base import (
     Contender,
     ContenderError,
@@ -99,6 +99,8 @@ class BattleRuns:
         self._reserved: dict[str, float] = {}
         self._slot_ids = itertools.count()
         self.relay = relay
+        # events for watchers on other replicas, one writer for every battle (with a relay only)
+        self.outbox = EventOutbox(sessions) if relay is not None else None
         self.draining = False  # set by `drain`: no new battles here, watchers go elsewhere
         self.max_answer_chars = max_answer_chars
         self.lease = lease
@@ -369,9 +371,6 @@ class BattleRun:
         self.watchers: set[asyncio.Queue[BattleEvent]] = set()
         self.finished = False
         self.task: asyncio.Task[None]
-        # events not yet written for watchers on other replicas (with a relay only)
-        self._outbox: list[tuple[int, BattleEvent]] = []
-        self._outbox_ready = asyncio.Event()
 
     async def follow(self) -> AsyncIterator[str]:
         queue: asyncio.Queue[BattleEvent] = asyncio.Queue()
@@ -401,44 +400,13 @@ class BattleRun:
 
     async def run(self) -> None:
         lease = asyncio.create_task(self._renew_lease(), name=f"lease-{self.battle_id}")
-        writer = None
-        if self.runs.relay is not None:
-            writer = asyncio.create_task(self._write_events(), name=f"events-{self.battle_id}")
         try:
             await self._run()
         finally:
             lease.cancel()
-            if writer is not None:
-                await self._close_writer(writer)
-
-    async def _write_events(self) -> None:
-        """Write published events in batches (one transaction and one NOTIFY per batch): at most
-        one write in flight per battle, however fast the deltas come."""
-        while True:
-            await self._outbox_ready.wait()
-            self._outbox_ready.clear()
-            batch, self._outbox = self._outbox, []
-            if not batch:
-                continue
-            try:
-                await asyncio.to_thread(self._persist_events, batch)
-            except Exception:  # a database outage: watchers elsewhere wait, then replay or time out
-                log.warning("battle %s: could not write %d event(s)", self.battle_id, len(batch), exc_info=True)
-
-    async def _close_writer(self, writer: asyncio.Task[None]) -> None:
-        # the last events (`end` above all) must reach the other replicas, even when cancelled
-        while self._outbox and not writer.done():
-            self._outbox_ready.set()
-            await asyncio.sleep(0.01)
-        writer.cancel()
-        await asyncio.gather(writer, return_exceptions=True)
-        if self._outbox:
-            batch, self._outbox = self._outbox, []
-            await asyncio.to_thread(self._persist_events, batch)
-
-    def _persist_events(self, batch: list[tuple[int, BattleEvent]]) -> None:
-        with self.runs.sessions.begin() as session:
-            write_events(session, self.battle_id, batch)
+            if self.runs.outbox is not None:
+                # the last events (`end` above all) must reach the other replicas, even when cancelled
+                await self.runs.outbox.flush(self.battle_id)
 
     async def _renew_lease(self) -> None:
         while True:
@@ -583,9 +551,8 @@ class BattleRun:
         self.history.append(event)
         for queue in self.watchers:
             queue.put_nowait(event)
-        if self.runs.relay is not None:
-            self._outbox.append((len(self.history), event))
-            self._outbox_ready.set()
+        if self.runs.outbox is not None:
+            self.runs.outbox.add(self.battle_id, len(self.history), event)
 
     def _ended(self, status: str) -> None:
         if self.runs.hooks.on_battle_end is not None:
