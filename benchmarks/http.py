@@ -180,7 +180,8 @@ async def votes(base: str, bare: str, count: int, concurrency: int, pids: tuple[
         rates[side] = total / figures[side][0]
         ms = times[side]
         print(
-            f"  {label} {rates[side]:7.1f} votes/s, p50 {pct(ms, 50):6.1f} ms, p99 {pct(ms, 99):6.1f} ms,"
+            f"  {label} {rates[side]:7.1f} votes/s, p50 {pct(ms, 50):6.1f} ms, p90 {pct(ms, 90):6.1f} ms,"
+            f" p99 {pct(ms, 99):6.1f} ms,"
             f" server CPU {figures[side][1] * 1000 / total:.2f} ms a vote"
         )
     print(f"  ratio: {rates['arena'] / rates['bare']:.2f}x the bare rate (goal: at least 1x, p99 no worse)")
