@@ -17,7 +17,6 @@ read and our insert), it is rolled back and each of its ballots is cast alone by
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,7 +28,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from arena.battles import integrity
-from arena.battles.votes import Reveal, VoteRefused, cast_vote
+from arena.battles.votes import Reveal, cast_vote, vote_refusal
 from arena.config import IntegrityConfig, PoolConfig
 from arena.db.session import Database
 from arena.db.tables import Battle, Response, Vote, utcnow
@@ -168,7 +167,7 @@ def write_ballots(session: Session, ballots: list[Ballot], pool: PoolConfig) -> 
     outcomes: list[Reveal | Exception] = []
     taken: set[str] = set()  # battles voted by an earlier ballot of this batch
     for ballot in ballots:
-        refusal = _refusal(battles.get(ballot.battle_id), ballot, taken)
+        refusal = vote_refusal(battles.get(ballot.battle_id), ballot.voter, taken=ballot.battle_id in taken)
         outcomes.append(refusal or _reveal(battles[ballot.battle_id], ballot.choice, pool))
         if refusal is None:
             taken.add(ballot.battle_id)
@@ -203,29 +202,6 @@ def _read_battles(connection: Connection, ids: list[str], *, lock: bool) -> dict
         if finished_at is not None and (read.ready_at is None or finished_at > read.ready_at):
             read.ready_at = finished_at
     return found
-
-
-def _refusal(battle: _Read | None, ballot: Ballot, taken: set[str]) -> VoteRefused | None:
-    """The refusal of `cast_vote`, in its order, or None when the ballot may count."""
-    if battle is None:
-        return VoteRefused(404, "battle_not_found", "There is no battle with this id.")
-    if not ballot.voter:
-        return VoteRefused(
-            403,
-            "not_your_battle",
-            "Votes count only from the browser that started the battle, and this request carries no arena cookie.",
-        )
-    if battle.starter_hash and not hmac.compare_digest(battle.starter_hash, ballot.voter):
-        return VoteRefused(403, "not_your_battle", "Votes count only from the browser that started the battle.")
-    if battle.status == "voted" or ballot.battle_id in taken:
-        return VoteRefused(409, "already_voted", "This battle has already been voted on.")
-    if battle.status == "failed":
-        return VoteRefused(409, "side_failed", "One of the answers failed, so this battle cannot be voted on.")
-    if battle.status == "abandoned":
-        return VoteRefused(409, "not_ready", "This battle was abandoned before both answers finished.")
-    if battle.status != "ready":
-        return VoteRefused(409, "not_ready", "Both answers must finish before you can vote.")
-    return None
 
 
 def _count_within_limits(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import dataclass
+from typing import Protocol
 
 from sqlalchemy.orm import Session
 
@@ -35,6 +36,39 @@ def voter_hash(secret: str, voter_id: str, ip: str) -> str:
     return hmac.new(secret.encode(), f"{voter_id}|{ip}".encode(), hashlib.sha256).hexdigest()
 
 
+class VotedOn(Protocol):
+    """What the rules read of a battle: the ORM row or the vote writer's own read."""
+
+    @property
+    def status(self) -> str: ...
+    @property
+    def starter_hash(self) -> str | None: ...
+
+
+def vote_refusal(battle: VotedOn | None, voter: str, *, taken: bool = False) -> VoteRefused | None:
+    """Why `voter` may not vote on `battle`, in the order the rules are checked, or None.
+    `taken`: a vote earlier in the same batch already took the battle (ballots.py)."""
+    if battle is None:
+        return VoteRefused(404, "battle_not_found", "There is no battle with this id.")
+    if not voter:
+        return VoteRefused(
+            403,
+            "not_your_battle",
+            "Votes count only from the browser that started the battle, and this request carries no arena cookie.",
+        )
+    if battle.starter_hash and not hmac.compare_digest(battle.starter_hash, voter):
+        return VoteRefused(403, "not_your_battle", "Votes count only from the browser that started the battle.")
+    if battle.status == "voted" or taken:  # "voted" is set with the vote, in its transaction
+        return VoteRefused(409, "already_voted", "This battle has already been voted on.")
+    if battle.status == "failed":
+        return VoteRefused(409, "side_failed", "One of the answers failed, so this battle cannot be voted on.")
+    if battle.status == "abandoned":
+        return VoteRefused(409, "not_ready", "This battle was abandoned before both answers finished.")
+    if battle.status != "ready":
+        return VoteRefused(409, "not_ready", "Both answers must finish before you can vote.")
+    return None
+
+
 def cast_vote(
     session: Session, battle_id: str, choice: str, voter: str, pool: PoolConfig, *, address: str = ""
 ) -> Reveal:
@@ -43,24 +77,10 @@ def cast_vote(
     the daily limits; a vote before the answers could be read is kept but
     flagged `too_fast` (not rated)."""
     battle = repository.battle_with_answers(session, battle_id)
-    if battle is None:
-        raise VoteRefused(404, "battle_not_found", "There is no battle with this id.")
-    if not voter:
-        raise VoteRefused(
-            403,
-            "not_your_battle",
-            "Votes count only from the browser that started the battle, and this request carries no arena cookie.",
-        )
-    if battle.starter_hash and not hmac.compare_digest(battle.starter_hash, voter):
-        raise VoteRefused(403, "not_your_battle", "Votes count only from the browser that started the battle.")
-    if battle.status == "voted":  # set with the vote, in its transaction
-        raise VoteRefused(409, "already_voted", "This battle has already been voted on.")
-    if battle.status == "failed":
-        raise VoteRefused(409, "side_failed", "One of the answers failed, so this battle cannot be voted on.")
-    if battle.status == "abandoned":
-        raise VoteRefused(409, "not_ready", "This battle was abandoned before both answers finished.")
-    if battle.status != "ready":
-        raise VoteRefused(409, "not_ready", "Both answers must finish before you can vote.")
+    refused = vote_refusal(battle, voter)
+    if refused is not None:
+        raise refused
+    assert battle is not None  # vote_refusal refuses a missing battle
     integrity.count_vote(session, pool.integrity, voter, address)  # 429 past the daily limits
     voted_at = repository.add_vote(session, battle, choice, voter)
     if voted_at is None:  # another request voted between our read and our insert
