@@ -258,13 +258,4 @@ def _flag_too_fast(
 
 
 def _reveal(battle: _Read, choice: str, pool: PoolConfig) -> Reveal:
-    labels = {c.name: c.label for c in pool.contenders}
-    return Reveal(
-        choice=choice,
-        model_a=battle.model_a,
-        model_b=battle.model_b,
-        label_a=labels.get(battle.model_a, ""),
-        label_b=labels.get(battle.model_b, ""),
-        gate_a=battle.gates.get("a", False),
-        gate_b=battle.gates.get("b", False),
-    )
+    return Reveal.of(choice, battle.model_a, battle.model_b, battle.gates, pool)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,6 +29,19 @@ class Reveal:
     label_b: str
     gate_a: bool
     gate_b: bool
+
+    @classmethod
+    def of(cls, choice: str, model_a: str, model_b: str, gates: Mapping[str, bool], pool: PoolConfig) -> Reveal:
+        labels = {c.name: c.label for c in pool.contenders}
+        return cls(
+            choice=choice,
+            model_a=model_a,
+            model_b=model_b,
+            label_a=labels.get(model_a, ""),
+            label_b=labels.get(model_b, ""),
+            gate_a=gates.get("a", False),
+            gate_b=gates.get("b", False),
+        )
 
 
 def voter_hash(secret: str, voter_id: str, ip: str) -> str:
@@ -96,14 +110,4 @@ def cast_vote(
 
 def reveal_of(battle: Battle, choice: str, pool: PoolConfig) -> Reveal:
     """Who answered a voted battle (its responses loaded), as the vote's answer says it."""
-    labels = {c.name: c.label for c in pool.contenders}
-    gates = {r.side: r.gate for r in battle.responses}
-    return Reveal(
-        choice=choice,
-        model_a=battle.model_a,
-        model_b=battle.model_b,
-        label_a=labels.get(battle.model_a, ""),
-        label_b=labels.get(battle.model_b, ""),
-        gate_a=gates.get("a", False),
-        gate_b=gates.get("b", False),
-    )
+    return Reveal.of(choice, battle.model_a, battle.model_b, {r.side: r.gate for r in battle.responses}, pool)
