@@ -76,16 +76,11 @@ async def _toolboxes(pool: PoolConfig, public_url: str) -> dict[str, Any]:
     """Each GATE contender's toolbox, built as the arena builds it (no request is sent)."""
     import httpx
 
-    from arena.config import GateSettings
-    from arena.contenders.gate.toolbox import build_toolbox
+    from arena.contenders.gate.toolbox import contender_toolbox
 
     async with httpx.AsyncClient() as http:
         return {
-            c.name: build_toolbox(
-                GateSettings.from_pool(pool.tools, c.options), http, only=c.tools, public_url=public_url
-            )
-            for c in pool.contenders
-            if c.gate
+            c.name: contender_toolbox(c, pool.tools, http, public_url=public_url)[1] for c in pool.contenders if c.gate
         }
 
 

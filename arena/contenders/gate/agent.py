@@ -42,7 +42,7 @@ from arena.contenders.gate.registry import (
     RegisteredImage,
     contender_image,
 )
-from arena.contenders.gate.toolbox import build_toolbox
+from arena.contenders.gate.toolbox import contender_toolbox
 from arena.contenders.gate.tools.base import Tool, ToolFailure, check_arguments
 from arena.images.store import ImageStore
 
@@ -70,8 +70,7 @@ def build_gate_contender(
 ) -> GateContender:
     """The pool's entry point for entries with `gate = true`. `system_prompt`
     (the arena instruction and the entry's own) follows GATE's tool guidance."""
-    settings = GateSettings.from_pool(deps.pool.tools, cfg.options)
-    toolbox = build_toolbox(settings, deps.http, only=cfg.tools, public_url=deps.public_url)
+    settings, toolbox = contender_toolbox(cfg, deps.pool.tools, deps.http, public_url=deps.public_url)
     return GateContender(
         name=cfg.name,
         model=model,

@@ -41,7 +41,7 @@ from arena.contenders.base import (
 from arena.contenders.deps import ProviderDeps
 from arena.contenders.gate.agent import _AnswerSplitter  # one rule for where an answer starts
 from arena.contenders.gate.registry import ImageRegistry, RegisteredImage, contender_image
-from arena.contenders.gate.toolbox import build_toolbox
+from arena.contenders.gate.toolbox import contender_toolbox
 from arena.contenders.gate.tools.base import Tool, ToolFailure, ToolResult, check_arguments
 from arena.images.store import ImageStore
 from arena.vision.policy import fixed_policy_views, searched_views
@@ -63,8 +63,7 @@ def build_fixed_policy_contender(
     cfg: ContenderConfig, model: ChatModel, deps: ProviderDeps, *, system_prompt: str = ""
 ) -> FixedPolicyContender:
     """The pool's entry point for entries with `policy = "fixed"`."""
-    settings = GateSettings.from_pool(deps.pool.tools, cfg.options)
-    toolbox = build_toolbox(settings, deps.http, only=cfg.tools, public_url=deps.public_url)
+    settings, toolbox = contender_toolbox(cfg, deps.pool.tools, deps.http, public_url=deps.public_url)
     return FixedPolicyContender(
         name=cfg.name,
         model=model,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from arena.config import GATE_TOOLS, GateSettings
+from arena.config import GATE_TOOLS, ContenderConfig, GateSettings
 from arena.contenders.gate.tools.base import Tool
 from arena.contenders.gate.tools.code import code_tools
 from arena.contenders.gate.tools.image import image_tools
@@ -54,3 +54,12 @@ def build_toolbox(
         box.tools = [t for t in box.tools if t.name in chosen]
         box.disabled = {name: why for name, why in box.disabled.items() if name in chosen}
     return box
+
+
+def contender_toolbox(
+    cfg: ContenderConfig, pool_tools: GateSettings, http: httpx.AsyncClient, *, public_url: str = ""
+) -> tuple[GateSettings, Toolbox]:
+    """A GATE contender's settings (`[tools]` with its own overrides) and the tools it is
+    offered: what the ReAct agent, the fixed policy and `arena models` all build."""
+    settings = GateSettings.from_pool(pool_tools, cfg.options)
+    return settings, build_toolbox(settings, http, only=cfg.tools, public_url=public_url)
