@@ -104,41 +104,17 @@ def screen_voters(
 
     idx = np.arange(n_votes) if order is None else np.asarray(order, dtype=np.int64)
     idx = idx[known[idx]]
-    va, vb, vy, vv = a[idx], b[idx], outcome[idx], voter[idx]
-    d = theta[va] - theta[vb]
-
-    evidence = np.full(n_voters, -np.inf)
-    # 1. FastChat's test, oriented on the favourite: Y = the favourite's score
-    y_fav = np.where(d >= 0, vy, 1.0 - vy)
-    win = (1.0 - tie) * expit(np.abs(d))
-    lose = (1.0 - tie) - win
-    p_upper = np.where(y_fav == 0, lose, np.where(y_fav == 0.5, lose + tie, 1.0))  # underdog voting
-    p_lower = np.where(y_fav == 1, win, np.where(y_fav == 0.5, win + tie, 1.0))  # favourite voting
-    by_voter = np.argsort(vv, kind="stable")  # time order kept within each voter
-    for p in (p_upper, p_lower):
-        log_e = math.log(KAPPA) + (KAPPA - 1.0) * np.log(np.clip(p[by_voter], 1e-12, 1.0))
-        _fold(evidence, *_group_running_max(vv[by_voter], log_e))
-
-    # 2. per contender: does this voter make c win (or lose) more than the ratings say?
-    # One entry per (vote, side), interleaved so entries stay in time order.
-    sides = np.column_stack([va, vb]).ravel()
-    score = np.column_stack([vy, 1.0 - vy]).ravel()
-    margin = np.column_stack([d, -d]).ravel()
-    group = np.repeat(vv, 2) * n_contenders + sides
-    # a unique key (group, position) sorts faster unstable than the group alone stably
-    sort = np.argsort(group * score.size + np.arange(score.size))
-    group, score, margin = group[sort], score[sort], margin[sort]
-    p_win = (1.0 - tie) * expit(margin)
-    p_lose = (1.0 - tie) - p_win
-    log_null = np.log(np.clip(np.where(score == 1, p_win, np.where(score == 0.5, tie, p_lose)), 1e-12, 1.0))
-    log_alt = np.log([ALT_SLIP, ALT_TIE, ALT_FAVOURED])
-    code = np.rint(score * 2).astype(np.int64)  # 0 lost, 1 tie, 2 won
-    for alt in (log_alt[code], log_alt[2 - code]):  # favour c, disfavour c
-        groups, best = _group_running_max(group, alt - log_null)
-        _fold(evidence, groups // n_contenders, best)
-
+    vv = voter[idx]
     tested = np.zeros(n_voters, dtype=bool)
     tested[vv] = True
+    evidence = np.full(n_voters, -np.inf)
+    # each test's arrays are freed before the next's (ten million votes:
+    # several GB if every intermediate lived to the end)
+    d = theta[a[idx]] - theta[b[idx]]
+    _favourite_tests(evidence, d, outcome[idx], vv, tie)
+    _contender_tests(evidence, (a, b, outcome, idx), vv, d, tie, n_contenders)
+    del d, vv, idx
+
     flagged = np.flatnonzero(tested & (evidence >= log_threshold))
     evidence[~tested] = 0.0
     is_flagged = np.zeros(n_voters, dtype=bool)
@@ -146,6 +122,61 @@ def screen_voters(
     vote_flagged = np.zeros(n_votes, dtype=bool)
     vote_flagged[known] = is_flagged[voter[known]]
     return VoterScreening(flagged, vote_flagged, int(tested.sum()), alpha, log_threshold, evidence)
+
+
+def _favourite_tests(evidence: FloatArray, d: FloatArray, vy: FloatArray, vv: IntArray, tie: float) -> None:
+    """1. FastChat's test, oriented on the favourite: Y = the favourite's score."""
+    y_fav = np.where(d >= 0, vy, 1.0 - vy)
+    win = (1.0 - tie) * expit(np.abs(d))
+    lose = (1.0 - tie) - win
+    by_voter = np.argsort(vv, kind="stable")  # time order kept within each voter
+    grouped = vv[by_voter]
+    p_upper = np.where(y_fav == 0, lose, np.where(y_fav == 0.5, lose + tie, 1.0))  # underdog voting
+    _fold(evidence, *_group_running_max(grouped, _calibrated(p_upper[by_voter])))
+    del p_upper
+    p_lower = np.where(y_fav == 1, win, np.where(y_fav == 0.5, win + tie, 1.0))  # favourite voting
+    del y_fav, win, lose
+    _fold(evidence, *_group_running_max(grouped, _calibrated(p_lower[by_voter])))
+
+
+def _calibrated(p: FloatArray) -> FloatArray:
+    """The log e-value of each p-value through the calibrator kappa p^(kappa - 1)."""
+    return math.log(KAPPA) + (KAPPA - 1.0) * np.log(np.clip(p, 1e-12, 1.0))
+
+
+def _contender_tests(
+    evidence: FloatArray,
+    votes: tuple[IntArray, IntArray, FloatArray, IntArray],
+    vv: IntArray,
+    d: FloatArray,
+    tie: float,
+    n_contenders: int,
+) -> None:
+    """2. per contender: does this voter make c win (or lose) more than the ratings say?
+    One entry per (vote, side), interleaved so entries stay in time order.
+    `votes` is (a, b, outcome, the tested votes in time order)."""
+    a, b, outcome, idx = votes
+    group = np.repeat(vv, 2) * n_contenders + np.column_stack([a[idx], b[idx]]).ravel()
+    size = group.size
+    # a unique key (group, position) sorts faster unstable than the group alone stably
+    sort = np.argsort(group * size + np.arange(size))
+    group = group[sort]
+    vy = outcome[idx]
+    score = np.column_stack([vy, 1.0 - vy]).ravel()[sort]
+    del vy
+    margin = np.column_stack([d, -d]).ravel()[sort]
+    del sort
+    p_win = (1.0 - tie) * expit(margin)
+    del margin
+    p_lose = (1.0 - tie) - p_win
+    log_null = np.log(np.clip(np.where(score == 1, p_win, np.where(score == 0.5, tie, p_lose)), 1e-12, 1.0))
+    del p_win, p_lose
+    log_alt = np.log([ALT_SLIP, ALT_TIE, ALT_FAVOURED])
+    code = np.rint(score * 2).astype(np.int64)  # 0 lost, 1 tie, 2 won
+    del score
+    for favour in (True, False):  # favour c, disfavour c
+        groups, best = _group_running_max(group, log_alt[code if favour else 2 - code] - log_null)
+        _fold(evidence, groups // n_contenders, best)
 
 
 def _fold(evidence: FloatArray, voters: IntArray, best: FloatArray) -> None:

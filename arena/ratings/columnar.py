@@ -20,7 +20,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from arena.answers.style import FEATURES
 from arena.db.vocabulary import BATTLE_STATUSES
 from arena.export.contract import HEADERS
 from arena.export.format import (
@@ -392,27 +391,43 @@ def _features(
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """The style features per side, as `style.feature_vector(format.side_counts(row))`,
     from conv_metadata and each side's (gps_count, tool_calls) columns; None
-    when any vote has no conv_metadata (as the row path decides)."""
+    when any vote has no conv_metadata (as the row path decides). The counts
+    are summed as integers and kept compact (`compact_counts`)."""
     if meta.null_count or len(meta) == 0:
         return None, None
     out = []
     for side, (gps, tools) in (("a", counts_a), ("b", counts_b)):
-
-        def field(*path: str) -> np.ndarray:
-            value = pc.struct_field(meta, list(path))
-            return np.asarray(pc.fill_null(value, 0).to_numpy(zero_copy_only=False), dtype=np.float64)
-
-        features = np.empty((len(meta), len(FEATURES)))
-        features[:, 0] = field(f"sum_assistant_{side}_tokens")
-        features[:, 1] = sum(field(f"list_count_{side}", k) for k in _GROUPS["list_count"])
-        features[:, 2] = sum(field(f"header_count_{side}", k) for k in HEADERS)
-        features[:, 3] = sum(field(f"bold_count_{side}", k) for k in _GROUPS["bold_count"]) + sum(
-            field(f"italic_count_{side}", k) for k in _GROUPS["italic_count"]
-        )
-        features[:, 4] = pc.fill_null(gps, 0).to_numpy(zero_copy_only=False).astype(np.float64)
-        features[:, 5] = pc.fill_null(tools, 0).to_numpy(zero_copy_only=False).astype(np.float64)
-        out.append(features)
+        groups = [
+            [(f"sum_assistant_{side}_tokens",)],
+            [(f"list_count_{side}", k) for k in _GROUPS["list_count"]],
+            [(f"header_count_{side}", k) for k in HEADERS],
+            [(f"{group}_{side}", k) for group in ("bold_count", "italic_count") for k in _GROUPS[group]],
+        ]
+        columns = [_sum_counts([pc.struct_field(meta, list(path)) for path in paths]) for paths in groups]
+        columns += [_sum_counts([gps]), _sum_counts([tools])]
+        out.append(compact_counts(columns))
     return out[0], out[1]
+
+
+def _sum_counts(arrays: list[pa.Array]) -> np.ndarray:
+    """The sum of integer count columns (a missing count is 0), as int64."""
+    total = np.zeros(len(arrays[0]), dtype=np.int64)
+    for array in arrays:
+        if array.null_count:
+            array = pc.fill_null(array, 0)
+        np.add(total, array.to_numpy(zero_copy_only=False), out=total)
+    return total
+
+
+def compact_counts(columns: list[np.ndarray]) -> np.ndarray:
+    """Per-answer counts as one (votes, features) array: int32 when every count
+    fits (half the memory of float64, and exact), else
+    float64. The style fit takes them as float64 either way."""
+    fits = all(not c.size or (int(c.min()) >= 0 and int(c.max()) < 2**31) for c in columns)
+    out = np.empty((columns[0].size, len(columns)), dtype=np.int32 if fits else np.float64)
+    for j, column in enumerate(columns):
+        out[:, j] = column
+    return out
 
 
 def _voters(judge: pa.Array) -> tuple[np.ndarray, list[str]]:

@@ -488,6 +488,7 @@ def _style_section(
     assert log.features_a is not None and log.features_b is not None
     z, mean, std = style.standardize(style.style_differences(log.features_a, log.features_b))
     problem = style.StyleProblem(a, b, log.outcome, z, len(names), ridge=bt.SEPARATION_RIDGE if regularized else 0.0)
+    del z  # the problem keeps its own copy, in pair order (0.5 GB at ten million votes)
     # warm start from the plain ratings: style moves them only a little
     init = style.StyleFit(plain_theta, np.zeros(problem.k), 0, math.inf)
     full = problem.fit(init=init)

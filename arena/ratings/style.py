@@ -22,10 +22,16 @@ from arena.ratings.bt import STEP_TOLERANCE, FloatArray, IntArray
 
 
 def style_differences(features_a: FloatArray, features_b: FloatArray) -> FloatArray:
-    """(a - b) / (a + b + 1) per feature; features are counts, so never negative."""
-    fa = np.asarray(features_a, dtype=np.float64)
-    fb = np.asarray(features_b, dtype=np.float64)
-    return (fa - fb) / (fa + fb + 1.0)
+    """(a - b) / (a + b + 1) per feature; features are counts, so never negative.
+    Computed a block of votes at a time: compact (int32) counts are never
+    copied whole as float64."""
+    all_a, all_b = np.asarray(features_a), np.asarray(features_b)
+    out = np.empty(all_a.shape)
+    for s in range(0, len(out), 65_536):
+        fa = all_a[s : s + 65_536].astype(np.float64)
+        fb = all_b[s : s + 65_536].astype(np.float64)
+        np.divide(fa - fb, fa + fb + 1.0, out=out[s : s + 65_536])
+    return out
 
 
 def standardize(diff: FloatArray, weight: FloatArray | None = None) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -33,10 +39,11 @@ def standardize(diff: FloatArray, weight: FloatArray | None = None) -> tuple[Flo
     w = np.ones(diff.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)
     total = w.sum()
     mean = (w @ diff) / total
-    var = (w @ (diff - mean) ** 2) / total
+    centred = diff - mean
+    var = (w @ np.square(centred)) / total
     std = np.sqrt(var)
     safe = np.where(std > 0, std, 1.0)
-    z = (diff - mean) / safe
+    z = np.divide(centred, safe, out=centred)
     z[:, std == 0] = 0.0
     return z, mean, std
 
@@ -63,6 +70,10 @@ class StyleProblem:
     # Above this many battle-rounds the style bootstrap takes one exact Newton
     # step per round from the full-data fit (see `bootstrap`).
     EXACT_BOOTSTRAP_LIMIT = 20_000_000
+    # Above this many battles the style products z_j z_l are not stored but
+    # formed per block of QUADRATIC_BLOCK battles in each Hessian pass.
+    QUADRATIC_LIMIT = 4_000_000
+    QUADRATIC_BLOCK = 65_536
 
     def __init__(
         self,
@@ -75,34 +86,45 @@ class StyleProblem:
         ridge: float = 0.0,
     ) -> None:
         key = np.asarray(a, dtype=np.int64) * n + np.asarray(b, dtype=np.int64)
-        order = np.argsort(key, kind="stable")
+        order = _stable_order(key, n * n)
+        self.y = np.asarray(outcome, dtype=np.float64)[order]
         key = key[order]
         size = key.size
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if size else np.zeros(0, np.int64)
+        self.pa = key[starts] // n
+        self.pb = key[starts] % n
+        del key
         self.n = n
         self.k = z.shape[1]
         self.order = order
         self.indptr = np.r_[starts, size].astype(np.int64)
         self.seglen = np.diff(self.indptr)
         self.columns = np.arange(size, dtype=np.int64)
-        self.pa = key[starts] // n
-        self.pb = key[starts] % n
-        self.y = np.asarray(outcome, dtype=np.float64)[order]
-        self.z = np.take(np.asarray(z, dtype=np.float64), order, axis=0)
         upper = np.triu_indices(self.k)
         self._upper = upper
         # [1, z] and [z_j z_l (j <= l)]: sparse products with them give every
-        # gradient and Hessian sum. Two arrays, so the gradient's product reads
-        # a contiguous [1, z] (a column slice of one array is copied by scipy
-        # on every product). Filled in cache-sized blocks of rows: column-wise
-        # writes over a million rows cost several times more.
+        # gradient and Hessian sum. [1, z] is one array, so the gradient's
+        # product reads it contiguous (a column slice of one array is copied
+        # by scipy on every product), and z is a view of it. Filled in
+        # cache-sized blocks of rows: column-wise writes over a million rows
+        # cost several times more.
         self.linear = np.empty((size, 1 + self.k))
-        self.quadratic = np.empty((size, upper[0].size))
+        z = np.asarray(z, dtype=np.float64)
         for s in range(0, size, 8192):
-            block = self.z[s : s + 8192]
             self.linear[s : s + 8192, 0] = 1.0
-            self.linear[s : s + 8192, 1:] = block
-            np.multiply(block[:, upper[0]], block[:, upper[1]], out=self.quadratic[s : s + 8192])
+            self.linear[s : s + 8192, 1:] = z[order[s : s + 8192]]
+        self.z = self.linear[:, 1:]
+        # the products [z_j z_l] are kept while they are small; above
+        # QUADRATIC_LIMIT battles (1.7 GB at ten million) each Hessian pass
+        # forms them block by block instead (`_quadratic_sums`)
+        self.quadratic: FloatArray | None = None
+        if size <= self.QUADRATIC_LIMIT:
+            self.quadratic = np.empty((size, upper[0].size))
+            for s in range(0, size, 8192):
+                self._quadratic_rows(s, min(s + 8192, size), self.quadratic[s : s + 8192])
+        # pair blocks of about QUADRATIC_BLOCK battles each, cut between pairs
+        cuts = np.searchsorted(self.indptr, np.arange(self.QUADRATIC_BLOCK, size, self.QUADRATIC_BLOCK))
+        self._pair_blocks = list(pairwise(np.unique(np.r_[0, cuts, starts.size]).tolist()))
         self.weight = None if weight is None else np.asarray(weight, dtype=np.float64)[order]
         self.ridge = ridge
 
@@ -244,7 +266,29 @@ class StyleProblem:
         linear = np.asarray(matrix @ self.linear)
         if not hessian:
             return linear
-        return np.hstack([linear, np.asarray(matrix @ self.quadratic)])
+        if self.quadratic is not None:
+            return np.hstack([linear, np.asarray(matrix @ self.quadratic)])
+        return np.hstack([linear, self._quadratic_sums(values)])
+
+    def _quadratic_rows(self, s: int, e: int, out: FloatArray) -> None:
+        np.multiply(self.z[s:e, self._upper[0]], self.z[s:e, self._upper[1]], out=out)
+
+    def _quadratic_sums(self, values: FloatArray) -> FloatArray:
+        """Per pair the sums of values_i [z_j z_l]_i, the products formed a
+        block of whole pairs at a time: each pair's sum is the same sequence
+        of additions as one product with the stored products would make."""
+        from scipy.sparse import csr_matrix
+
+        out = np.empty((self.pairs, self._upper[0].size))
+        for p0, p1 in self._pair_blocks:
+            s, e = int(self.indptr[p0]), int(self.indptr[p1])
+            block = np.empty((e - s, self._upper[0].size))
+            self._quadratic_rows(s, e, block)
+            matrix = csr_matrix(
+                (values[s:e], self.columns[: e - s], self.indptr[p0 : p1 + 1] - s), shape=(p1 - p0, e - s)
+            )
+            out[p0:p1] = matrix @ block
+        return out
 
     def _derivatives(
         self, params: FloatArray, w: FloatArray | None, hessian: bool = True
@@ -365,6 +409,14 @@ class StyleProblem:
         if progress is not None:
             progress(rounds)
         return thetas, betas
+
+
+def _stable_order(key: IntArray, bound: int) -> IntArray:
+    """np.argsort(key, kind="stable") for keys in [0, bound): a stable order
+    is unique, and for 16-bit keys numpy sorts by radix, several times faster."""
+    if bound <= 1 << 16:
+        return np.argsort(key.astype(np.uint16), kind="stable")
+    return np.argsort(key, kind="stable")
 
 
 def _pair_laplacian(a: IntArray, b: IntArray, weight: FloatArray, n: int) -> FloatArray:

@@ -98,3 +98,28 @@ class TestStyleIntervals:
         _, betas, _ = problem.bootstrap(fit, 150, seed=2)
         low, high = np.percentile(betas, [2.5, 97.5], axis=0)
         assert (high - low) / 2 == pytest.approx(sandwich, rel=0.3)
+
+
+class TestLargeProblems:
+    """Above QUADRATIC_LIMIT battles the style products are formed block by
+    block; every fit, interval and bootstrap must come out bit for bit the same."""
+
+    def test_block_products_give_the_stored_products_results(self, monkeypatch):
+        a, b, y, z = style_data(9, 20_000, np.array([0.5, 0.1, -0.15, -0.1, 0.06, 0.12]), np.linspace(-0.5, 0.5, 7))
+        stored = StyleProblem(a, b, y, z, 7)
+        monkeypatch.setattr(StyleProblem, "QUADRATIC_LIMIT", 0)
+        monkeypatch.setattr(StyleProblem, "QUADRATIC_BLOCK", 1000)  # blocks of a few pairs, cut between pairs
+        blocked = StyleProblem(a, b, y, z, 7)
+        assert stored.quadratic is not None and blocked.quadratic is None and len(blocked._pair_blocks) > 10
+        fits = [p.fit() for p in (stored, blocked)]
+        assert np.array_equal(fits[0].theta, fits[1].theta) and np.array_equal(fits[0].beta, fits[1].beta)
+        assert np.array_equal(stored.sandwich(fits[0]), blocked.sandwich(fits[1]))
+        boots = [p.bootstrap(f, 20, seed=3, exact=False) for p, f in zip((stored, blocked), fits, strict=True)]
+        assert np.array_equal(boots[0][0], boots[1][0]) and np.array_equal(boots[0][1], boots[1][1])
+
+    def test_the_stable_order_of_small_keys_is_numpys(self):
+        from arena.ratings.style import _stable_order
+
+        key = np.random.default_rng(4).integers(0, 300, 50_000)
+        assert np.array_equal(_stable_order(key, 300), np.argsort(key, kind="stable"))
+        assert np.array_equal(_stable_order(key * 1000, 300_000), np.argsort(key * 1000, kind="stable"))
