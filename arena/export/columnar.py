@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -72,12 +73,14 @@ JSON_CELLS = tuple(name for name in columns_of_kind("json") if name in RANK_COLU
 TEXT_CELLS = tuple(name for name in columns_of_kind("text") if name in RANK_COLUMNS and name != "winner")
 
 
-def read_vote_table(path: Path) -> pa.Table | None:
-    """The columns of RANK_SCHEMA present in the file (absent ones as nulls), or None."""
+def read_vote_table(path: Path, *, metadata: bool = True) -> pa.Table | None:
+    """The columns of RANK_SCHEMA present in the file (absent ones as nulls), or None.
+    `metadata=False` leaves a Parquet file's conv_metadata out (as nulls), for
+    `metadata_row_groups` to read."""
     fmt = SUFFIX_FORMATS.get(path.suffix.lower())
     try:
         if fmt == "parquet":
-            table = _parquet(path)
+            table = _parquet(path, () if metadata else ("conv_metadata",))
         elif fmt == "jsonl":
             table = _jsonl(path)
         elif fmt == "csv":
@@ -89,12 +92,40 @@ def read_vote_table(path: Path) -> pa.Table | None:
     return _complete(table)
 
 
-def _parquet(path: Path) -> pa.Table:
+def metadata_row_groups(path: Path) -> Iterator[pa.Array] | None:
+    """A Parquet file's conv_metadata a row group at a time, as RANK_SCHEMA
+    types it; None when the file is no Parquet file or has no conv_metadata
+    (then `read_vote_table` gives all there is). A read that fails raises
+    pyarrow's error when the row group is read."""
+    if SUFFIX_FORMATS.get(path.suffix.lower()) != "parquet":
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        with pq.ParquetFile(path) as file:
+            if "conv_metadata" not in file.schema_arrow.names:
+                return None
+    except (pa.ArrowException, OSError):
+        return None
+    return _row_groups(path, "conv_metadata")
+
+
+def _row_groups(path: Path, name: str) -> Iterator[pa.Array]:
+    import pyarrow.parquet as pq
+
+    want = RANK_SCHEMA.field(name).type
+    with pq.ParquetFile(path) as file:
+        for i in range(file.num_row_groups):
+            for chunk in file.read_row_group(i, columns=[name]).column(0).chunks:
+                yield _project_struct(chunk, want)
+
+
+def _parquet(path: Path, without: tuple[str, ...] = ()) -> pa.Table:
     import pyarrow.parquet as pq
 
     # ParquetFile, not read_table: read_table goes through pyarrow.dataset, which imports pandas
     with pq.ParquetFile(path) as file:
-        present = set(file.schema_arrow.names)
+        present = set(file.schema_arrow.names) - set(without)
         table = file.read(columns=[f.name for f in RANK_SCHEMA if f.name in present])
     return _cast_present(table)
 

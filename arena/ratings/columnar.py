@@ -21,7 +21,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from arena.db.vocabulary import BATTLE_STATUSES
-from arena.export.contract import HEADERS
 from arena.export.format import (
     CONTINENT_NAMES,
     MAX_LANGUAGE_CODE,
@@ -35,6 +34,7 @@ from arena.ratings.accuracy import LabelledVote
 from arena.ratings.anomaly import UNKNOWN_VOTER
 from arena.ratings.filters import CHOICE_OUTCOME, EXCLUDED_BATTLE_STATUSES
 from arena.ratings.leaderboard import GATE_VS_PLAIN, PLAIN_ONLY, VoteLog, VoteLogBuilder
+from arena.ratings.metadata import MetadataCounts, compact_counts, sum_counts
 from arena.ratings.regions import AGREED_PREFIX, CONTINENT_PREFIX, COUNTRY_PREFIX
 
 # a labelled battle's accuracy fields (empty text is no value, as `format.row_truth` reads it)
@@ -44,9 +44,11 @@ WINNER_NAMES = list(WINNERS)
 OUTCOMES = np.array([CHOICE_OUTCOME[WINNERS[w]] for w in WINNER_NAMES])
 
 
-def log_from_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]] | None:
+def log_from_table(table: pa.Table, metadata: MetadataCounts | None = None) -> tuple[VoteLog, dict[str, int]] | None:
     """(log, excluded counts) from a file's `read_vote_table` table, or None
-    for the row path when a value is one the validator would refuse."""
+    for the row path when a value is one the validator would refuse.
+    `metadata`: the style counts when conv_metadata was read apart (a
+    Parquet file's, a row group at a time); else the table's are used."""
     col = {name: _array(table.column(name)) for name in table.column_names}
     if not table.num_rows:
         return log_from_trusted_table(table)
@@ -54,9 +56,11 @@ def log_from_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]] | None:
     if names is None:
         return None
     winner = _index_in(col["winner"], WINNER_NAMES)
-    if not _valid(col, names, winner):
+    if metadata is None:
+        metadata = MetadataCounts.of(col["conv_metadata"])
+    if not metadata.valid or not _valid(col, names, winner):
         return None
-    return _log(col, names, winner)
+    return _log(col, names, winner, metadata)
 
 
 def log_from_trusted_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]]:
@@ -67,7 +71,9 @@ def log_from_trusted_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]]:
         return VoteLogBuilder().build(), {}
     names = _Names.of(col["model_a"], col["model_b"])
     assert names is not None, "the database holds a vote without a contender"
-    return _log(col, names, _index_in(col["winner"], WINNER_NAMES))
+    return _log(
+        col, names, _index_in(col["winner"], WINNER_NAMES), MetadataCounts.of(col["conv_metadata"], check=False)
+    )
 
 
 class _Names:
@@ -133,7 +139,9 @@ def _first_rows(codes: np.ndarray, k: int) -> np.ndarray:
     return first
 
 
-def _log(col: dict[str, pa.Array], names: _Names, winner: np.ndarray) -> tuple[VoteLog, dict[str, int]]:
+def _log(
+    col: dict[str, pa.Array], names: _Names, winner: np.ndarray, metadata: MetadataCounts
+) -> tuple[VoteLog, dict[str, int]]:
     """The log of the votes that count; `winner` indexes WINNER_NAMES per vote."""
     rows = len(col["model_a"])
 
@@ -160,7 +168,7 @@ def _log(col: dict[str, pa.Array], names: _Names, winner: np.ndarray) -> tuple[V
     n = len(contenders)
     is_gate = (np.bincount(a, gate_a, n) + np.bincount(b, gate_b, n)) > 0
     features_a, features_b = _features(
-        kept_col("conv_metadata"),
+        metadata.take(None if every else kept),
         (kept_col("gps_count_a"), kept_col("tool_calls_a")),
         (kept_col("gps_count_b"), kept_col("tool_calls_b")),
     )
@@ -249,13 +257,6 @@ def _valid(col: dict[str, pa.Array], names: _Names, winner: np.ndarray) -> bool:
         if name in col:
             checks.append(pc.equal(pc.list_flatten(col[name]).null_count, 0))
     checks += _truth_checks(col)
-    meta = col.get("conv_metadata", pa.nulls(0, pa.struct([])))
-    for side in ("a", "b") if len(meta) else ():
-        tokens = pc.struct_field(meta, f"sum_assistant_{side}_tokens")
-        checks.append(pc.all(pc.and_(pc.greater_equal(tokens, 0), pc.less(tokens, 2**31))))
-        for group, keys in _GROUPS.items():
-            for key in keys:
-                checks.append(pc.all(pc.greater_equal(pc.struct_field(meta, [f"{group}_{side}", key]), 0)))
     # all() of an all-null column is null: nothing refused there
     return all(bool(c.as_py()) if c.as_py() is not None else True for c in checks)
 
@@ -282,14 +283,6 @@ def _truth_checks(col: dict[str, pa.Array]) -> list[pa.Scalar]:
             no_label = pc.equal(pc.fill_null(continent, ""), "")
             checks.append(pc.invert(pc.any(pc.and_(with_distance, no_label))))
     return checks
-
-
-_GROUPS = {
-    "header_count": HEADERS,
-    "list_count": ("ordered", "unordered"),
-    "bold_count": ("**", "__"),
-    "italic_count": ("*", "_"),
-}
 
 
 def _exclusions(col: dict[str, pa.Array]) -> pa.Array:
@@ -387,47 +380,19 @@ def _bools(array: pa.Array) -> np.ndarray:
 
 
 def _features(
-    meta: pa.Array, counts_a: tuple[pa.Array, pa.Array], counts_b: tuple[pa.Array, pa.Array]
+    metadata: MetadataCounts, counts_a: tuple[pa.Array, pa.Array], counts_b: tuple[pa.Array, pa.Array]
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The style features per side, as `style.feature_vector(format.side_counts(row))`,
-    from conv_metadata and each side's (gps_count, tool_calls) columns; None
-    when any vote has no conv_metadata (as the row path decides). The counts
-    are summed as integers and kept compact (`compact_counts`)."""
-    if meta.null_count or len(meta) == 0:
-        return None, None
+    """The style features per side (FEATURES order), as
+    `style.feature_vector(format.side_counts(row))`, from conv_metadata's
+    counts and each side's (gps_count, tool_calls) columns; None when any
+    vote has no conv_metadata (as the row path decides)."""
     out = []
-    for side, (gps, tools) in (("a", counts_a), ("b", counts_b)):
-        groups = [
-            [(f"sum_assistant_{side}_tokens",)],
-            [(f"list_count_{side}", k) for k in _GROUPS["list_count"]],
-            [(f"header_count_{side}", k) for k in HEADERS],
-            [(f"{group}_{side}", k) for group in ("bold_count", "italic_count") for k in _GROUPS[group]],
-        ]
-        columns = [_sum_counts([pc.struct_field(meta, list(path)) for path in paths]) for paths in groups]
-        columns += [_sum_counts([gps]), _sum_counts([tools])]
+    for counts, (gps, tools) in ((metadata.a, counts_a), (metadata.b, counts_b)):
+        if counts is None:
+            return None, None
+        columns = [counts[:, j] for j in range(counts.shape[1])] + [sum_counts([gps]), sum_counts([tools])]
         out.append(compact_counts(columns))
     return out[0], out[1]
-
-
-def _sum_counts(arrays: list[pa.Array]) -> np.ndarray:
-    """The sum of integer count columns (a missing count is 0), as int64."""
-    total = np.zeros(len(arrays[0]), dtype=np.int64)
-    for array in arrays:
-        if array.null_count:
-            array = pc.fill_null(array, 0)
-        np.add(total, array.to_numpy(zero_copy_only=False), out=total)
-    return total
-
-
-def compact_counts(columns: list[np.ndarray]) -> np.ndarray:
-    """Per-answer counts as one (votes, features) array: int32 when every count
-    fits (half the memory of float64, and exact), else
-    float64. The style fit takes them as float64 either way."""
-    fits = all(not c.size or (int(c.min()) >= 0 and int(c.max()) < 2**31) for c in columns)
-    out = np.empty((columns[0].size, len(columns)), dtype=np.int32 if fits else np.float64)
-    for j, column in enumerate(columns):
-        out[:, j] = column
-    return out
 
 
 def _voters(judge: pa.Array) -> tuple[np.ndarray, list[str]]:

@@ -35,11 +35,22 @@ def log_from_file(path: Path) -> tuple[VoteLog, dict[str, int]]:
     Parquet, JSONL and CSV are read as columns first (only those ranking
     uses, no Python object per vote); a file that needs more (a bad row to
     name, labelled battles) is read row by row."""
-    from arena.export.columnar import read_vote_table
-    from arena.ratings.columnar import log_from_table, release_arrow_memory
+    import pyarrow as pa
 
-    table = read_vote_table(path) if path.exists() else None
-    found = log_from_table(table) if table is not None else None
+    from arena.export.columnar import metadata_row_groups, read_vote_table
+    from arena.ratings.columnar import log_from_table, release_arrow_memory
+    from arena.ratings.metadata import MetadataCounts
+
+    found = None
+    # a Parquet file's conv_metadata (26 integer columns) is summed a row group at a time
+    row_groups = metadata_row_groups(path) if path.exists() else None
+    table = read_vote_table(path, metadata=row_groups is None) if path.exists() else None
+    if table is not None:
+        try:
+            metadata = MetadataCounts.joined(row_groups) if row_groups is not None else None
+        except (pa.ArrowException, OSError, ValueError, KeyError, TypeError):
+            metadata = MetadataCounts(None, None, valid=False)  # the row path says what is wrong
+        found = log_from_table(table, metadata)
     del table
     release_arrow_memory()
     if found is not None:

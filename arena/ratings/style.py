@@ -102,6 +102,7 @@ class StyleProblem:
         self.columns = np.arange(size, dtype=np.int64)
         upper = np.triu_indices(self.k)
         self._upper = upper
+        self._products = len(upper[0])
         # [1, z] and [z_j z_l (j <= l)]: sparse products with them give every
         # gradient and Hessian sum. [1, z] is one array, so the gradient's
         # product reads it contiguous (a column slice of one array is copied
@@ -120,8 +121,9 @@ class StyleProblem:
         self.quadratic: FloatArray | None = None
         if size <= self.QUADRATIC_LIMIT:
             self.quadratic = np.empty((size, upper[0].size))
-            for s in range(0, size, 8192):
-                self._quadratic_rows(s, min(s + 8192, size), self.quadratic[s : s + 8192])
+            for s in range(0, size, self.QUADRATIC_BLOCK):
+                e = min(s + self.QUADRATIC_BLOCK, size)
+                self._quadratic_rows(s, e, self.quadratic[s:e])
         # pair blocks of about QUADRATIC_BLOCK battles each, cut between pairs
         cuts = np.searchsorted(self.indptr, np.arange(self.QUADRATIC_BLOCK, size, self.QUADRATIC_BLOCK))
         self._pair_blocks = list(pairwise(np.unique(np.r_[0, cuts, starts.size]).tolist()))
@@ -271,7 +273,11 @@ class StyleProblem:
         return np.hstack([linear, self._quadratic_sums(values)])
 
     def _quadratic_rows(self, s: int, e: int, out: FloatArray) -> None:
-        np.multiply(self.z[s:e, self._upper[0]], self.z[s:e, self._upper[1]], out=out)
+        """out = [z_j z_l (j <= l)] of battles s to e, a column at a time (a
+        fancy-indexed product makes two copies of the rows and is 7x slower)."""
+        z = self.z[s:e]
+        for c, (j, m) in enumerate(zip(self._upper[0].tolist(), self._upper[1].tolist(), strict=True)):
+            np.multiply(z[:, j], z[:, m], out=out[:, c])
 
     def _quadratic_sums(self, values: FloatArray) -> FloatArray:
         """Per pair the sums of values_i [z_j z_l]_i, the products formed a
@@ -279,10 +285,10 @@ class StyleProblem:
         of additions as one product with the stored products would make."""
         from scipy.sparse import csr_matrix
 
-        out = np.empty((self.pairs, self._upper[0].size))
+        out = np.empty((self.pairs, self._products))
         for p0, p1 in self._pair_blocks:
             s, e = int(self.indptr[p0]), int(self.indptr[p1])
-            block = np.empty((e - s, self._upper[0].size))
+            block = np.empty((e - s, self._products))
             self._quadratic_rows(s, e, block)
             matrix = csr_matrix(
                 (values[s:e], self.columns[: e - s], self.indptr[p0 : p1 + 1] - s), shape=(p1 - p0, e - s)
