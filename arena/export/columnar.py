@@ -69,18 +69,23 @@ RANK_METADATA = tuple(
     )
 )
 RANK_SCHEMA = arrow_schema(columns=RANK_COLUMNS, metadata=RANK_METADATA)
+# read as dictionaries for ranking: few distinct values, one string per vote otherwise
+DICTIONARY_COLUMNS = ("model_a", "model_b", "winner")
 JSON_CELLS = tuple(name for name in columns_of_kind("json") if name in RANK_COLUMNS)
 TEXT_CELLS = tuple(name for name in columns_of_kind("text") if name in RANK_COLUMNS and name != "winner")
 
 
-def read_vote_table(path: Path, *, metadata: bool = True) -> pa.Table | None:
+def read_vote_table(path: Path, *, for_ranking: bool = False) -> pa.Table | None:
     """The columns of RANK_SCHEMA present in the file (absent ones as nulls), or None.
-    `metadata=False` leaves a Parquet file's conv_metadata out (as nulls), for
-    `metadata_row_groups` to read."""
+
+    `for_ranking=True` reads a Parquet file leaner: its conv_metadata is left
+    out (as nulls) for `metadata_row_groups` to read a row group at a time,
+    and the contender and winner columns come as the file's dictionaries
+    (a code per vote, no string per vote)."""
     fmt = SUFFIX_FORMATS.get(path.suffix.lower())
     try:
         if fmt == "parquet":
-            table = _parquet(path, () if metadata else ("conv_metadata",))
+            table = _parquet(path, for_ranking)
         elif fmt == "jsonl":
             table = _jsonl(path)
         elif fmt == "csv":
@@ -120,12 +125,12 @@ def _row_groups(path: Path, name: str) -> Iterator[pa.Array]:
                 yield _project_struct(chunk, want)
 
 
-def _parquet(path: Path, without: tuple[str, ...] = ()) -> pa.Table:
+def _parquet(path: Path, for_ranking: bool) -> pa.Table:
     import pyarrow.parquet as pq
 
     # ParquetFile, not read_table: read_table goes through pyarrow.dataset, which imports pandas
-    with pq.ParquetFile(path) as file:
-        present = set(file.schema_arrow.names) - set(without)
+    with pq.ParquetFile(path, read_dictionary=DICTIONARY_COLUMNS if for_ranking else None) as file:
+        present = set(file.schema_arrow.names) - ({"conv_metadata"} if for_ranking else set())
         table = file.read(columns=[f.name for f in RANK_SCHEMA if f.name in present])
     return _cast_present(table)
 
@@ -199,6 +204,8 @@ def _cast_present(table: pa.Table) -> pa.Table:
         column = table.column(name)
         if name == "conv_metadata":
             column = pa.chunked_array([_project_struct(chunk, want) for chunk in column.chunks], type=want)
+        elif pa.types.is_dictionary(column.type) and column.type.value_type == want:
+            column = column.unify_dictionaries()  # each row group has a dictionary of its own
         elif column.type != want:
             column = pc.cast(column, want)
         columns[name] = column
@@ -226,4 +233,7 @@ def _complete(table: pa.Table) -> pa.Table:
         table.column(f.name) if f.name in table.column_names else pa.chunked_array([pa.nulls(rows, f.type)])
         for f in RANK_SCHEMA
     ]
-    return pa.Table.from_arrays(columns, schema=RANK_SCHEMA)
+    if all(c.type == f.type for c, f in zip(columns, RANK_SCHEMA, strict=True)):
+        return pa.Table.from_arrays(columns, schema=RANK_SCHEMA)
+    # dictionary columns (`for_ranking`): RANK_SCHEMA's names, the columns' own types
+    return pa.Table.from_arrays(columns, names=RANK_SCHEMA.names)

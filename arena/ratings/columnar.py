@@ -93,7 +93,8 @@ class _Names:
         values: dict[str, int] = {}
         sides = []
         for side in (model_a, model_b):
-            encoded = pc.dictionary_encode(side)
+            # a dictionary as read (a Parquet file's) is renumbered: codes in order of first appearance
+            encoded = _in_order_of_appearance(side) if pa.types.is_dictionary(side.type) else pc.dictionary_encode(side)
             lookup = np.array(
                 [values.setdefault(v, len(values)) for v in encoded.dictionary.to_pylist()], dtype=np.int64
             )
@@ -128,6 +129,17 @@ class _Names:
             np.greater(raw[1:], np.maximum.accumulate(raw)[:-1], out=new[1:])
             first[lookup] = np.flatnonzero(new)
         return first
+
+
+def _in_order_of_appearance(encoded: pa.DictionaryArray) -> pa.DictionaryArray:
+    """The same values (none missing), the dictionary holding only those that
+    occur, in order of first appearance (as `pc.dictionary_encode` of the
+    texts numbers them)."""
+    order = pc.unique(encoded.indices)  # the codes in order of first appearance
+    renumber = np.zeros(len(encoded.dictionary), dtype=np.int32)
+    renumber[order.to_numpy()] = np.arange(len(order), dtype=np.int32)
+    codes = renumber[encoded.indices.to_numpy()]
+    return pa.DictionaryArray.from_arrays(pa.array(codes), encoded.dictionary.take(order))
 
 
 def _first_rows(codes: np.ndarray, k: int) -> np.ndarray:
@@ -168,7 +180,7 @@ def _log(
     n = len(contenders)
     is_gate = (np.bincount(a, gate_a, n) + np.bincount(b, gate_b, n)) > 0
     features_a, features_b = _features(
-        metadata.take(None if every else kept),
+        metadata.features(None if every else kept),
         (kept_col("gps_count_a"), kept_col("tool_calls_a")),
         (kept_col("gps_count_b"), kept_col("tool_calls_b")),
     )
@@ -206,7 +218,11 @@ def release_arrow_memory() -> None:
 
 
 def _array(column: pa.ChunkedArray) -> pa.Array:
-    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    if column.num_chunks == 1:
+        return column.chunk(0)
+    if pa.types.is_dictionary(column.type):
+        column = column.unify_dictionaries()
+    return column.combine_chunks()
 
 
 def _empty(array: pa.Array) -> bool:
@@ -380,16 +396,18 @@ def _bools(array: pa.Array) -> np.ndarray:
 
 
 def _features(
-    metadata: MetadataCounts, counts_a: tuple[pa.Array, pa.Array], counts_b: tuple[pa.Array, pa.Array]
+    metadata: tuple[np.ndarray, np.ndarray] | None,
+    counts_a: tuple[pa.Array, pa.Array],
+    counts_b: tuple[pa.Array, pa.Array],
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """The style features per side (FEATURES order), as
     `style.feature_vector(format.side_counts(row))`, from conv_metadata's
     counts and each side's (gps_count, tool_calls) columns; None when any
-    vote has no conv_metadata (as the row path decides)."""
+    vote has no conv_metadata."""
+    if metadata is None:
+        return None, None
     out = []
-    for counts, (gps, tools) in ((metadata.a, counts_a), (metadata.b, counts_b)):
-        if counts is None:
-            return None, None
+    for counts, (gps, tools) in zip(metadata, (counts_a, counts_b), strict=True):
         columns = [counts[:, j] for j in range(counts.shape[1])] + [sum_counts([gps]), sum_counts([tools])]
         out.append(compact_counts(columns))
     return out[0], out[1]

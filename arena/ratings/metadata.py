@@ -30,12 +30,13 @@ GROUPS = {
 @dataclass(frozen=True)
 class MetadataCounts:
     """Per side a (votes, 4) array of (tokens, list items, headers, bold and
-    italic) counts, or None when a vote has no conv_metadata (then no vote
-    has style features, as the row path decides); `valid` is False when a
-    count is one the validator refuses."""
+    italic) counts (None: no votes); `missing` marks the votes without
+    conv_metadata (None: none is), whose counts read 0; `valid` is False when
+    a count is one the validator refuses."""
 
     a: np.ndarray | None
     b: np.ndarray | None
+    missing: np.ndarray | None = None
     valid: bool = True
 
     @classmethod
@@ -46,25 +47,31 @@ class MetadataCounts:
     def joined(cls, chunks: Iterable[pa.Array], *, check: bool = True) -> MetadataCounts:
         """The counts of consecutive parts of one column (row groups);
         `check=False` trusts them (the database's own)."""
-        parts: dict[str, list[np.ndarray]] = {"a": [], "b": []}
-        missing = False
+        parts: dict[str, list[np.ndarray]] = {"a": [], "b": [], "missing": []}
         for meta in chunks:
             if check and not _valid(meta):
                 return cls(None, None, valid=False)
-            # still check every row group, but stop summing at the first missing conv_metadata
-            missing = missing or bool(meta.null_count)
-            if not missing:
-                for side in "ab":
-                    parts[side].append(_side_counts(meta, side))
-        if missing or not parts["a"]:
+            for side in "ab":
+                parts[side].append(_side_counts(meta, side))
+            parts["missing"].append(
+                meta.is_null().to_numpy(zero_copy_only=False) if meta.null_count else np.zeros(len(meta), bool)
+            )
+        if not parts["a"]:
             return cls(None, None)
-        a, b = (np.concatenate(p) if len(p) > 1 else p[0] for p in parts.values())
-        return cls(a, b)
+        a, b, missing = (np.concatenate(p) if len(p) > 1 else p[0] for p in parts.values())
+        return cls(a, b, missing if missing.any() else None)
 
-    def take(self, rows: np.ndarray | None) -> MetadataCounts:
-        if rows is None or self.a is None or self.b is None:
-            return self
-        return MetadataCounts(self.a[rows], self.b[rows], self.valid)
+    def features(self, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
+        """The counts of the votes `rows` (None: every vote), or None when one
+        of them has no conv_metadata (then no vote has style features, as the
+        row path decides) or there are none."""
+        if self.a is None or self.b is None or not len(self.a):
+            return None
+        if rows is None:
+            return None if self.missing is not None else (self.a, self.b)
+        if not rows.size or (self.missing is not None and self.missing[rows].any()):
+            return None
+        return self.a[rows], self.b[rows]
 
 
 def compact_counts(columns: list[np.ndarray]) -> np.ndarray:

@@ -157,3 +157,54 @@ class TestColumnarPath:
         fast = log_from_table(read_vote_table(path))
         assert fast is not None
         assert_same_log(fast, log_from_rows(iter_rows(path)))
+
+
+class TestParquetForRanking:
+    """`arena rank --input` reads a Parquet file leaner (conv_metadata a row
+    group at a time, names as the file's dictionaries); the votes must be the
+    row path's all the same."""
+
+    @staticmethod
+    def regrouped(path, rows_per_group: int, change=None):  # type: ignore[no-untyped-def]
+        """The file rewritten in row groups of `rows_per_group` rows, names
+        dictionary-encoded in an order other than first appearance."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path)
+        for name in ("model_a", "model_b", "winner"):
+            column = table.column(name).combine_chunks()
+            values = pc.unique(column)
+            reversed_values = values.take(pa.array(range(len(values) - 1, -1, -1)))
+            encoded = pa.DictionaryArray.from_arrays(pc.index_in(column, value_set=reversed_values), reversed_values)
+            table = table.set_column(table.schema.get_field_index(name), name, encoded)
+        if change is not None:
+            table = change(table)
+        pq.write_table(table, path, row_group_size=rows_per_group)
+        return path
+
+    def test_row_groups_and_dictionaries_give_the_row_paths_votes(self, tmp_path):
+        path = self.regrouped(write(tmp_path / "votes.parquet", varied_rows(), "parquet"), 7)
+        import pyarrow.parquet as pq
+
+        assert pq.ParquetFile(path).num_row_groups == 6
+        fast = log_from_file(path)
+        assert fast[0].features_a is not None and fast[0].features_a.dtype == np.int32
+        assert_same_log(fast, log_from_rows(iter_rows(path)))
+
+    def test_a_bad_count_in_a_later_row_group_takes_the_row_path(self, tmp_path):
+        rows = varied_rows()
+        rows[33]["conv_metadata"]["header_count_b"]["h2"] = -1
+        path = self.regrouped(write(tmp_path / "votes.parquet", rows, "parquet"), 10)
+        with pytest.raises(ValueError, match="row 34: "):
+            log_from_file(path)
+
+    @pytest.mark.parametrize(("vote", "styled"), [(26, False), (25, True)])  # 25 is flagged: it does not count
+    def test_a_vote_without_conv_metadata_leaves_out_style_if_it_counts(self, tmp_path, vote, styled):
+        rows = varied_rows()
+        rows[vote]["conv_metadata"] = None
+        path = self.regrouped(write(tmp_path / "votes.parquet", rows, "parquet"), 10)
+        fast = log_from_file(path)
+        assert (fast[0].features_a is not None) == styled
+        assert_same_log(fast, log_from_rows(iter_rows(path)))
