@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-import pycountry
-
 from arena.answers.style import TOKEN, feature_vector
 from arena.db.text import can_store
 from arena.db.vocabulary import BATTLE_STATUSES
@@ -251,6 +249,8 @@ def language_name(code: str | None) -> str:
     """ISO 639 code -> English name as FastChat writes it ("English"); "unknown" otherwise."""
     if not code:
         return "unknown"
+    import pycountry  # here: its tables take a fifth of a second to load, and `arena rank` never needs them
+
     base = code.split("-")[0].split("_")[0].lower()
     found = pycountry.languages.get(alpha_2=base) if len(base) == 2 else pycountry.languages.get(alpha_3=base)
     return found.name if found else code

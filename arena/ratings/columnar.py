@@ -28,8 +28,6 @@ from arena.export.format import (
     NOT_ANONYMOUS,
     WINNERS,
 )
-from arena.geo.gazetteer import country_display_name
-from arena.geo.reverse import continent_name
 from arena.ratings.accuracy import LabelledVote
 from arena.ratings.anomaly import UNKNOWN_VOTER
 from arena.ratings.filters import CHOICE_OUTCOME, EXCLUDED_BATTLE_STATUSES
@@ -341,6 +339,10 @@ def _regions(out: dict[str, np.ndarray], truth: dict[str, pa.Array]) -> None:
     answer_a, answer_b = truth["answer_country_a"], truth["answer_country_b"]
     if all(_empty(v) for v in (continent, country, answer_a, answer_b)):
         return  # no labels and no answer countries: the common case of an unlabelled file
+    # here: the gazetteer's tables cost a tenth of a second to load, and most files have no labels
+    from arena.geo.gazetteer import country_display_name
+    from arena.geo.reverse import continent_name
+
     labelled = pc.or_(pc.is_valid(continent), pc.is_valid(country))
     agreed = pc.if_else(
         pc.and_(pc.invert(labelled), pc.fill_null(pc.equal(answer_a, answer_b), False)),

@@ -10,9 +10,6 @@ Bradley-Terry board with intervals per category and marks thin ones
 
 from __future__ import annotations
 
-from arena.geo.gazetteer import country_display_name
-from arena.geo.reverse import continent_name
-
 CONTINENT_PREFIX = "continent:"
 COUNTRY_PREFIX = "country:"
 AGREED_PREFIX = "answers agree:"
@@ -27,6 +24,12 @@ def region_categories(
 ) -> list[str]:
     """Category names for one vote; countries are ISO alpha-2, the continent a
     GeoNames code ("AS") or its name ("Asia")."""
+    if not (label_continent or label_country or answer_country_a):
+        return []
+    # here: the gazetteer takes a tenth of a second to load, and a file without labels never needs it
+    from arena.geo.gazetteer import country_display_name
+    from arena.geo.reverse import continent_name
+
     if label_continent or label_country:
         names = []
         if label_continent:
