@@ -166,13 +166,17 @@ def _contender_tests(
     del vy
     margin = np.column_stack([d, -d]).ravel()[sort]
     del sort
-    p_win = (1.0 - tie) * expit(margin)
+    p_win = expit(margin)
     del margin
-    p_lose = (1.0 - tie) - p_win
-    log_null = np.log(np.clip(np.where(score == 1, p_win, np.where(score == 0.5, tie, p_lose)), 1e-12, 1.0))
-    del p_win, p_lose
+    p_win *= 1.0 - tie
+    # the null's probability of each outcome, built in place over p_lose (2 entries a vote)
+    log_null = (1.0 - tie) - p_win
+    np.copyto(log_null, tie, where=score == 0.5)
+    np.copyto(log_null, p_win, where=score == 1)
+    del p_win
+    np.log(np.clip(log_null, 1e-12, 1.0, out=log_null), out=log_null)
     log_alt = np.log([ALT_SLIP, ALT_TIE, ALT_FAVOURED])
-    code = np.rint(score * 2).astype(np.int64)  # 0 lost, 1 tie, 2 won
+    code = np.rint(score * 2).astype(np.int8)  # 0 lost, 1 tie, 2 won
     del score
     for favour in (True, False):  # favour c, disfavour c
         groups, best = _group_running_max(group, log_alt[code if favour else 2 - code] - log_null)
