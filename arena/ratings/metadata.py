@@ -19,8 +19,8 @@ import pyarrow.compute as pc
 
 from arena.export.contract import HEADERS
 
-GROUPS = {
-    "header_count": HEADERS,
+GROUPS: dict[str, tuple[str, ...]] = {
+    "header_count": tuple(HEADERS),
     "list_count": ("ordered", "unordered"),
     "bold_count": ("**", "__"),
     "italic_count": ("*", "_"),
@@ -86,7 +86,7 @@ def compact_counts(columns: list[np.ndarray]) -> np.ndarray:
 
 
 def _side_counts(meta: pa.Array, side: str) -> np.ndarray:
-    groups = [
+    groups: list[list[tuple[str, ...]]] = [
         [(f"sum_assistant_{side}_tokens",)],
         [(f"list_count_{side}", k) for k in GROUPS["list_count"]],
         [(f"header_count_{side}", k) for k in HEADERS],
