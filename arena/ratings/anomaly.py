@@ -179,7 +179,10 @@ def _contender_tests(
     code = np.rint(score * 2).astype(np.int8)  # 0 lost, 1 tie, 2 won
     del score
     for favour in (True, False):  # favour c, disfavour c
-        groups, best = _group_running_max(group, log_alt[code if favour else 2 - code] - log_null)
+        log_e = log_alt[code if favour else 2 - code]
+        log_e -= log_null
+        groups, best = _group_running_max(group, log_e)
+        del log_e
         _fold(evidence, groups // n_contenders, best)
 
 
@@ -197,6 +200,7 @@ def _group_running_max(group: IntArray, values: FloatArray) -> tuple[IntArray, F
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     total = np.cumsum(values)
     before = np.r_[0.0, total[starts[1:] - 1]]  # the running total where each group begins
-    offset = np.repeat(before, np.diff(np.r_[starts, group.size]))
-    peak = np.maximum.reduceat(total - offset, starts)
+    total -= np.repeat(before, np.diff(np.r_[starts, group.size]))  # in place: two entries a vote
+    del before
+    peak = np.maximum.reduceat(total, starts)
     return group[starts], peak

@@ -486,7 +486,7 @@ def _style_section(
     progress: Progress | None,
 ) -> dict[str, Any]:
     assert log.features_a is not None and log.features_b is not None
-    z, mean, std = style.standardize(style.style_differences(log.features_a, log.features_b))
+    z, mean, std = style.standardize(style.style_differences(log.features_a, log.features_b), in_place=True)
     problem = style.StyleProblem(a, b, log.outcome, z, len(names), ridge=bt.SEPARATION_RIDGE if regularized else 0.0)
     del z  # the problem keeps its own copy, in pair order (0.5 GB at ten million votes)
     # warm start from the plain ratings: style moves them only a little

@@ -34,12 +34,15 @@ def style_differences(features_a: FloatArray, features_b: FloatArray) -> FloatAr
     return out
 
 
-def standardize(diff: FloatArray, weight: FloatArray | None = None) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """z-score each column (weighted by vote counts); a constant column stays 0."""
+def standardize(
+    diff: FloatArray, weight: FloatArray | None = None, *, in_place: bool = False
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """z-score each column (weighted by vote counts); a constant column stays 0.
+    `in_place=True` writes the z-scores over `diff` (0.5 GB less at ten million votes)."""
     w = np.ones(diff.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)
     total = w.sum()
     mean = (w @ diff) / total
-    centred = diff - mean
+    centred = np.subtract(diff, mean, out=diff if in_place else None)
     var = (w @ np.square(centred)) / total
     std = np.sqrt(var)
     safe = np.where(std > 0, std, 1.0)
