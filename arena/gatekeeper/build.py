@@ -3,14 +3,16 @@ imported by the server).
 
     python -m arena.gatekeeper.build collect --chatterbot WHEEL --mhumaneval GITDIR --iglue GITDIR --xquad GITDIR
     python -m arena.gatekeeper.build keywords --cldr GITDIR
+    python -m arena.gatekeeper.build synsets --omw GITDIR
     python -m arena.gatekeeper.build fit
 
 `collect` reads the public sources named in `data/README.md` (a wheel from
 PyPI and three git checkouts), labels each prompt by `policy.py`, adds the
 prompts we wrote ourselves (`data/authored/`) and writes
 `data/prompts/<lang>.jsonl`, every row `{prompt, geographic, lang, source}`.
-`keywords` writes `data/cldr-keywords.tsv` from a checkout of CLDR's JSON
-(keywords.py says what the table is for).
+`keywords` writes `data/cldr-keywords.tsv` from a checkout of CLDR's JSON,
+`synsets` writes `data/omw-synsets.tsv` from one of the Open Multilingual
+Wordnet's data (keywords.py says what the tables are for).
 `fit` trains the logistic regression on all of them and writes
 `data/model.npz` (weights, bias, the dataset's hash: arrays only, loaded
 without pickle). Both are deterministic: the same inputs give the same files.
@@ -41,7 +43,7 @@ from arena.gatekeeper.dataset import (
     dataset_hash,
     load_dataset,
 )
-from arena.gatekeeper.keywords import KEYWORDS_PATH, Keywords
+from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
 
 FLORES = {
     "ar": "arb_Arab",
@@ -119,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     collect.add_argument("--xquad", type=Path, required=True, help="git dir of google-deepmind/xquad")
     annotations = sub.add_parser("keywords", help="rebuild data/cldr-keywords.tsv from CLDR's emoji annotations")
     annotations.add_argument("--cldr", type=Path, required=True, help="git dir of unicode-org/cldr-json")
+    synsets = sub.add_parser("synsets", help="rebuild data/omw-synsets.tsv from the Wiktionary wordnets")
+    synsets.add_argument("--omw", type=Path, required=True, help="git dir of omwn/omw-data")
     fit = sub.add_parser("fit", help="fit data/model.npz on data/prompts")
     fit.add_argument("--c", type=float, default=DEFAULT_C, help="inverse regularisation strength")
     sub.add_parser("languages", help="rebuild the language identifier's Latin-script profiles")
@@ -129,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "keywords":
         count = write_keywords(args.cldr)
         print(f"wrote {count} keywords to {KEYWORDS_PATH}", file=sys.stderr)
+    elif args.command == "synsets":
+        count = write_synsets(args.omw)
+        print(f"wrote {count} words to {SYNSETS_PATH}", file=sys.stderr)
     elif args.command == "collect":
         rows = list(collect_rows(args.chatterbot, args.mhumaneval, args.iglue, args.xquad))
         write_prompts(rows)
@@ -427,6 +434,57 @@ def write_keywords(gitdir: Path) -> int:
     return len(lines)
 
 
+# The Open Multilingual Wordnet's code for each of the gatekeeper's languages
+OMW_CODES = {
+    "ar": "arb", "bn": "ben", "cs": "ces", "de": "deu", "el": "ell", "en": "eng", "es": "spa", "fa": "fas",
+    "fr": "fra", "he": "heb", "hi": "hin", "hu": "hun", "id": "ind", "it": "ita", "ja": "jpn", "ko": "kor",
+    "ms": "zsm", "nl": "nld", "pl": "pol", "pt": "por", "ro": "ron", "ru": "rus", "sv": "swe", "sw": "swa",
+    "th": "tha", "tl": "tgl", "tr": "tur", "uk": "ukr", "vi": "vie", "zh": "cmn",
+}  # fmt: skip
+SYNSETS_PER_WORD = 4  # a word's senses named in the most languages; "set" has dozens
+SYNSET_LANGUAGES = 2  # a synset named in one language only ties nothing across languages
+
+
+def write_synsets(gitdir: Path) -> int:
+    """`lang<TAB>word<TAB>synset...` for every lemma of one or two words in the Wiktionary
+    wordnet of each language (`wns/wikt/wn-wikt-<code>.tab`, Bond and Foster 2013), keeping
+    synsets named in at least SYNSET_LANGUAGES of the 30 and, per word, the
+    SYNSETS_PER_WORD named in the most; sorted, so the same checkout gives the same file.
+    Its licence and citation are written beside it."""
+    from arena.gatekeeper.features import normalise, words_of
+    from arena.gatekeeper.policy import LANGUAGES
+
+    senses: dict[tuple[str, str], set[str]] = {}
+    named_in: dict[str, set[str]] = {}
+    for lang in LANGUAGES:
+        for line in _git_show(gitdir, f"wns/wikt/wn-wikt-{OMW_CODES[lang]}.tab").splitlines():
+            synset, kind, lemma = (line.split("\t") + ["", ""])[:3]
+            if not kind.endswith(":lemma"):
+                continue  # the header, and any other relation
+            words = words_of(normalise(lemma))
+            if not 1 <= len(words) <= 2 or any(w.isdigit() for w in words):
+                continue
+            senses.setdefault((lang, " ".join(words)), set()).add(synset)
+            named_in.setdefault(synset, set()).add(lang)
+    lines = []
+    for (lang, word), synsets in sorted(senses.items()):
+        shared = sorted(
+            (s for s in synsets if len(named_in[s]) >= SYNSET_LANGUAGES), key=lambda s: (-len(named_in[s]), s)
+        )
+        if shared:
+            lines.append(f"{lang}\t{word}\t{' '.join(sorted(shared[:SYNSETS_PER_WORD]))}")
+    SYNSETS_PATH.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    licence = _git_show(gitdir, "wns/wikt/LICENSE")
+    citation = _git_show(gitdir, "wns/wikt/citation.bib")
+    SYNSETS_PATH.with_suffix(".LICENSE").write_text(
+        "omw-synsets.tsv is made from the Wiktionary wordnets of the Open Multilingual Wordnet\n"
+        "(https://github.com/omwn/omw-data, wns/wikt/), and is shared under the same terms:\n"
+        "Creative Commons Attribution-ShareAlike 3.0 Unported.\n\n" + licence + "\n" + citation,
+        encoding="utf-8",
+    )
+    return len(lines)
+
+
 # -- fitting -----------------------------------------------------------------------
 
 DEFAULT_C = 10.0
@@ -492,6 +550,7 @@ def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
         "alignment_keys": alignment.keys,
         "alignment_concepts": alignment.concepts,
         "keywords_sha256": np.frombuffer(bytes.fromhex(file_sha256(KEYWORDS_PATH)), dtype=np.uint8),
+        "synsets_sha256": np.frombuffer(bytes.fromhex(file_sha256(SYNSETS_PATH)), dtype=np.uint8),
         **keywords.arrays(),
     }
     buffer = io.BytesIO()

@@ -1,21 +1,29 @@
-"""Cross-lingual concepts from Unicode CLDR's emoji annotations.
+"""Cross-lingual concepts from two public tables: CLDR's emoji keywords and
+Wiktionary's links to WordNet.
 
 CLDR's translators give every emoji a few keywords in each language: 🌧 is
 "mvua" in Swahili, "ฝน" in Thai and "rain" in English; 🏟 is "uwanja" and
 "stadium"; 🐕 is "mbwa", "狗" and "dog". These are everyday words of the kinds
 a photo question uses (weather, landscape, buildings, food, sport, animals,
-objects), tied across all 30 languages by the emoji they name. A prompt's
-word that is such a keyword carries the emoji as one more feature, so what
-one language's prompts teach about rain or dogs reaches every other's.
+objects), tied across all 30 languages by the emoji they name. The Open
+Multilingual Wordnet's Wiktionary wordnets (Bond and Foster, 2013) tie
+280,000 more words of the 30 languages to the WordNet synset they translate:
+"built", "erbaut" and "建てる"; "language", "lugha" and "ภาษา"; "freeze",
+"gefrieren" and "замерзать". A prompt's word that is in either table carries
+its concepts (emoji or synsets) as more features, so what one language's
+prompts teach about rain, building or language reaches every other's.
 
-The table is data, not a rule: the features' weights are learnt with the
-n-grams', and no keyword decides a verdict alone (keyword stuffing is still
-refused, tests/gatekeeper). `data/cldr-keywords.tsv` holds one
-`lang <TAB> keyword <TAB> emoji...` a line (single-word keywords only, as
-`features.words_of` sees them), made by
-`python -m arena.gatekeeper.build keywords --cldr <git dir of unicode-org/cldr-json>`
-(licence: `data/cldr-keywords.LICENSE`). `build fit` packs it into
-`model.npz` as three arrays, which is what the server loads.
+The tables are data, not a rule: the features' weights are learnt with the
+n-grams', and no word decides a verdict alone (keyword stuffing is still
+refused, tests/gatekeeper). Both files hold one
+`lang <TAB> word <TAB> concept...` a line: `data/cldr-keywords.tsv` (single
+words, as `features.words_of` sees them; `build keywords --cldr GITDIR`) and
+`data/omw-synsets.tsv` (one or two words; `build synsets --omw GITDIR`);
+licences beside them. `build fit` packs both into `model.npz` as four
+arrays, which is what the server loads. Only CLDR's keywords are also found
+by a word's stem ("snowing" finds "snow"): among Wiktionary's 280,000 words a
+stem too often names something else ("horizontal" would find German
+"Horizont").
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -31,98 +40,160 @@ from arena.gatekeeper.alignment import UNSPACED
 from arena.gatekeeper.dataset import DATA_DIR
 
 KEYWORDS_PATH = DATA_DIR / "cldr-keywords.tsv"
-LONGEST_UNSPACED = 6  # characters: the longest Chinese, Japanese or Thai keyword looked for inside a run
+SYNSETS_PATH = DATA_DIR / "omw-synsets.tsv"
+# Each table, and whether its words are also found by their stems.
+TABLES = ((KEYWORDS_PATH, True), (SYNSETS_PATH, False))
+LONGEST_UNSPACED = 6  # characters: the longest Chinese, Japanese or Thai word looked for inside a run
 SHORTEST_STEM = 4  # a word may lose up to three final letters ("snowing" finds "snow"), never below this
 # Arabic and Hebrew write the article and some prepositions onto the word ("المطر", the rain).
 _CLITICS = ("وال", "بال", "فال", "كال", "لل", "ال", "ו", "ה", "ב", "ל", "מ", "ש", "כ")
 _CLITIC_STARTS = frozenset(c[0] for c in _CLITICS)
+# Korean writes its particles onto the noun ("위치를", the location as object; "사진에서", in the photo).
+_PARTICLES = (  # longest first
+    *("인가요", "이에요"),
+    *("에서", "에게", "한테", "으로", "이랑", "하고", "까지", "부터", "보다", "처럼", "이나", "인가", "이야", "예요"),
+    *("은", "는", "이", "가", "을", "를", "의", "에", "로", "와", "과", "도", "만", "랑", "나"),
+)
 
 
-def concept_key(emoji: str) -> int:
-    return zlib.crc32(b"e\x00" + emoji.encode("utf-8"))
+def concept_key(concept: str) -> int:
+    """An emoji's or a synset's key (the two never look alike: "🌧", "11501381-n")."""
+    return zlib.crc32(b"e\x00" + concept.encode("utf-8"))
+
+
+def word_key(word: str) -> int:
+    """A word's or phrase's 64-bit key: CRC-32 and Adler-32 side by side (two unrelated
+    checksums; CRC-32 with another start value would only add the length)."""
+    data = word.encode("utf-8")
+    return (zlib.crc32(data) << 32) | zlib.adler32(data)
 
 
 @dataclass(frozen=True, eq=False)
 class Keywords:
-    """Keyword (in any language) -> the concept keys of the emoji it names, as CSR arrays:
-    keyword `i` names `concepts[offsets[i]:offsets[i + 1]]`."""
+    """Word or two-word phrase (in any language) -> the concept keys it names, as arrays
+    sorted by the word's key (`word_key`): word `i` names `concepts[offsets[i]:offsets[i + 1]]`
+    and may be found by a longer word's stem when `stems[i]`. Words of the scripts written
+    without spaces are also found inside a run, by the substring hash in `unspaced`. Only
+    keys are kept, no strings, so loading is reading arrays (339,000 words, 0.1 s)."""
 
-    words: tuple[str, ...]
-    offsets: np.ndarray  # int64, len(words) + 1
+    keys: np.ndarray  # uint64, sorted, distinct
+    offsets: np.ndarray  # int64, len(keys) + 1
     concepts: np.ndarray  # uint32
-    index: dict[str, int] = field(init=False, repr=False, compare=False)
-    # the unspaced-script keywords by the hash `_substring_hashes` gives them: sorted, and their indices
-    unspaced: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
+    stems: np.ndarray  # bool, len(keys)
+    unspaced: np.ndarray  # uint64, sorted: the substring hash of each unspaced-script word
+    unspaced_rows: np.ndarray  # int64: its row in `keys`
+    # a bit per hash bucket that some unspaced word fills: most of a run's substrings stop here
+    unspaced_filter: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "index", dict(zip(self.words, range(len(self.words)), strict=True)))
-        unspaced = [i for i, w in enumerate(self.words) if UNSPACED.match(w) and len(w) <= LONGEST_UNSPACED]
-        hashes = _hashes([self.words[i] for i in unspaced])
-        order = np.argsort(hashes)
-        object.__setattr__(self, "unspaced", (hashes[order], np.array(unspaced, dtype=np.int64)[order]))
+        buckets = np.zeros(_FILTER_BUCKETS, dtype=bool)
+        buckets[(self.unspaced & np.uint64(_FILTER_BUCKETS - 1)).astype(np.intp)] = True
+        object.__setattr__(self, "unspaced_filter", buckets)
 
     @classmethod
-    def read_tsv(cls, path: Path = KEYWORDS_PATH) -> Keywords:
-        """The table as `build keywords` writes it (one language's keyword a line)."""
+    def read_tsv(cls, tables: tuple[tuple[Path, bool], ...] = TABLES) -> Keywords:
+        """The tables as `build keywords` and `build synsets` write them (one language's word a
+        line); a word in several tables names all their concepts."""
         named: dict[str, set[int]] = {}
-        for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
-            try:
-                _lang, keyword, emoji = line.split("\t")
-            except ValueError:
-                raise ValueError(f"{path.name}:{number}: not 'lang<TAB>keyword<TAB>emoji...'") from None
-            named.setdefault(keyword, set()).update(concept_key(e) for e in emoji.split())
-        words = tuple(sorted(named))
+        stemmed: set[str] = set()
+        for path, stems in tables:
+            for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+                try:
+                    _lang, word, names = line.split("\t")
+                except ValueError:
+                    raise ValueError(f"{path.name}:{number}: not 'lang<TAB>word<TAB>concept...'") from None
+                named.setdefault(word, set()).update(concept_key(c) for c in names.split())
+                if stems:
+                    stemmed.add(word)
+        words = sorted(named, key=word_key)
+        keys = np.array([word_key(w) for w in words], dtype=np.uint64)
+        if len(np.unique(keys)) != len(keys):
+            raise ValueError("two words share a 64-bit key: change word_key")
         sizes = np.array([len(named[w]) for w in words], dtype=np.int64)
         concepts = np.array([k for w in words for k in sorted(named[w])], dtype=np.uint32)
-        return cls(words, np.concatenate([[0], np.cumsum(sizes)]), concepts)
+        unspaced = [i for i, w in enumerate(words) if UNSPACED.match(w) and len(w) <= LONGEST_UNSPACED]
+        hashes = _hashes([words[i] for i in unspaced])
+        order = np.argsort(hashes, kind="stable")
+        return cls(
+            keys,
+            np.concatenate([[0], np.cumsum(sizes)]),
+            concepts,
+            np.array([w in stemmed for w in words], dtype=bool),
+            hashes[order],
+            np.array(unspaced, dtype=np.int64)[order],
+        )
 
     @classmethod
-    def from_arrays(cls, text: np.ndarray, offsets: np.ndarray, concepts: np.ndarray) -> Keywords:
-        """The table as `model.npz` stores it (`arrays()`)."""
-        words = tuple(bytes(text).decode("utf-8").split("\n")) if len(text) else ()
-        return cls(words, offsets.astype(np.int64), concepts.astype(np.uint32))
+    def from_arrays(cls, **arrays: np.ndarray) -> Keywords:
+        """The table as `model.npz` stores it (`arrays()`, without the `keyword_` prefix)."""
+        return cls(
+            arrays["keys"].astype(np.uint64),
+            arrays["offsets"].astype(np.int64),
+            arrays["concepts"].astype(np.uint32),
+            arrays["stems"].astype(bool),
+            arrays["unspaced"].astype(np.uint64),
+            arrays["unspaced_rows"].astype(np.int64),
+        )
 
     def arrays(self) -> dict[str, np.ndarray]:
-        text = np.frombuffer("\n".join(self.words).encode("utf-8"), dtype=np.uint8)
-        return {"keyword_text": text, "keyword_offsets": self.offsets, "keyword_concepts": self.concepts}
+        return {
+            "keyword_keys": self.keys,
+            "keyword_offsets": self.offsets.astype(np.uint32),
+            "keyword_concepts": self.concepts,
+            "keyword_stems": self.stems.astype(np.uint8),
+            "keyword_unspaced": self.unspaced,
+            "keyword_unspaced_rows": self.unspaced_rows.astype(np.uint32),
+        }
 
     def lookup(self, words: list[str]) -> np.ndarray:
-        """The concept keys the words name, each word matched whole, by its stem, or (in
-        scripts written without spaces) as any substring of its run."""
-        index = self.index
-        hits: set[int] = set()
-        runs = []
-        for word in set(words):
-            if UNSPACED.match(word):
-                runs.append(word)
-                continue
-            i = index.get(word)
-            if i is None:
-                i = next((index[form] for form in _stems(word) if form in index), None)
-            if i is not None:
-                hits.add(i)
-        hashes, ids = self.unspaced
-        if runs and len(hashes):
-            found = _substring_hashes(runs)
-            at = np.minimum(np.searchsorted(hashes, found), len(hashes) - 1)
-            hits.update(ids[at[hashes[at] == found]].tolist())
+        """The concept keys the words name: each word matched whole, each two neighbours as a
+        phrase ("thời tiết", "train station"); a word not found whole by its longest stem that
+        is a keyword, or without the article written onto it; and (in scripts written without
+        spaces) any substring of a run."""
+        spaced = [w for w in dict.fromkeys(words) if not UNSPACED.match(w)]
+        runs = [w for w in dict.fromkeys(words) if UNSPACED.match(w)]
+        pairs = list({f"{a} {b}" for a, b in pairwise(words)})
+        found = self._rows(spaced + pairs)
+        hits = set(found[found >= 0].tolist())
+        missing = [w for w, row in zip(spaced, found.tolist(), strict=False) if row < 0]
+        forms = [(n, form, stem) for n, w in enumerate(missing) for form, stem in _forms(w)]
+        if forms:
+            rows = self._rows([form for _, form, _ in forms]).tolist()
+            taken: set[int] = set()
+            for (n, _, stem), row in zip(forms, rows, strict=True):
+                if row >= 0 and n not in taken and (self.stems[row] or not stem):
+                    taken.add(n)
+                    hits.add(row)
+        if runs and len(self.unspaced):
+            sub = _substring_hashes(runs)
+            sub = sub[self.unspaced_filter[(sub & np.uint64(_FILTER_BUCKETS - 1)).astype(np.intp)]]
+            at = np.minimum(np.searchsorted(self.unspaced, sub), len(self.unspaced) - 1)
+            hits.update(self.unspaced_rows[at[self.unspaced[at] == sub]].tolist())
         if not hits:
             return np.zeros(0, np.uint32)
         return np.concatenate([self.concepts[self.offsets[i] : self.offsets[i + 1]] for i in hits])
 
+    def _rows(self, words: list[str]) -> np.ndarray:
+        """Each word's row, or -1."""
+        if not words or not len(self.keys):
+            return np.full(len(words), -1, dtype=np.int64)
+        keys = np.fromiter((word_key(w) for w in words), dtype=np.uint64, count=len(words))
+        at = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
+        return np.where(self.keys[at] == keys, at, -1)
+
     def __len__(self) -> int:
-        return len(self.words)
+        return len(self.keys)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Keywords):
             return NotImplemented
-        return (
-            self.words == other.words
-            and np.array_equal(self.offsets, other.offsets)
-            and np.array_equal(self.concepts, other.concepts)
-        )
+        return all(np.array_equal(getattr(self, f), getattr(other, f)) for f in _FIELDS)
 
     __hash__ = None  # type: ignore[assignment]  # mutable arrays inside
+
+
+_FILTER_BUCKETS = 1 << 20
+_FIELDS = ("keys", "offsets", "concepts", "stems", "unspaced", "unspaced_rows")
 
 
 _PRIME = np.uint64(0x100000001B3)
@@ -156,10 +227,16 @@ def _substring_hashes(runs: list[str]) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def _stems(word: str) -> Iterator[str]:
+def _forms(word: str) -> Iterator[tuple[str, bool]]:
+    """Shorter forms of a word, longest first, each with whether it is a stem (found only
+    among stemmable keywords): up to three final letters off, then an article or
+    preposition written onto an Arabic or Hebrew word, or a particle onto a Korean one
+    (found in every table)."""
     for cut in (1, 2, 3):
         if len(word) - cut < SHORTEST_STEM:
             break
-        yield word[:-cut]
+        yield word[:-cut], True
     if word[0] in _CLITIC_STARTS:
-        yield from (word[len(c) :] for c in _CLITICS if word.startswith(c) and len(word) - len(c) >= 2)
+        yield from ((word[len(c) :], False) for c in _CLITICS if word.startswith(c) and len(word) - len(c) >= 2)
+    if "\uac00" <= word[-1] <= "\ud7a3":  # a Hangul syllable
+        yield from ((word[: -len(p)], False) for p in _PARTICLES if word.endswith(p) and len(word) > len(p))

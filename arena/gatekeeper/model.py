@@ -46,7 +46,9 @@ class OfflineModel:
                 bytes(npz["dataset_sha256"]).hex(),
                 int(npz["trained_on"][0]),
                 alignment,
-                Keywords.from_arrays(npz["keyword_text"], npz["keyword_offsets"], npz["keyword_concepts"]),
+                Keywords.from_arrays(
+                    **{k.removeprefix("keyword_"): npz[k] for k in npz.files if k.startswith("keyword_")}
+                ),
             )
 
     @classmethod

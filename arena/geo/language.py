@@ -15,9 +15,13 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections import Counter
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from arena.geo.scripts import script_of
 
@@ -101,13 +105,39 @@ def guess_language(text: str) -> str:
     for lang, letters in _LETTERS.items():
         votes[lang] += 2 * min(3, sum(lowered.count(ch) for ch in letters))
     # Character n-gram profiles (naive Bayes) decide; the votes above add a nudge in nats.
-    grams = [g for w in words for g in _grams(w)]
+    table = _profile_table()
+    counts = Counter(g for w in words for g in _grams(w))
+    rows = [table.rows.get(g, -1) for g in counts]
+    n = np.array(list(counts.values()), dtype=np.float64)
+    known = np.array(rows) >= 0
+    logs = n[known] @ table.logs[np.array(rows)[known]] + n[~known].sum() * table.floors
+    scores = logs / max(n.sum(), 1.0) + 0.3 * np.array([votes[lang] for lang in table.languages])
+    return table.languages[int(np.argmax(scores))]
+
+
+@dataclass(frozen=True)
+class _ProfileTable:
+    """The profiles as one matrix: a row per n-gram any profile knows, a column per language
+    (its floor where it does not know the n-gram), so a prompt is scored in one product."""
+
+    languages: tuple[str, ...]
+    rows: dict[str, int]
+    logs: np.ndarray  # (n-grams, languages)
+    floors: np.ndarray  # (languages,)
+
+
+@cache
+def _profile_table() -> _ProfileTable:
     profiles = _profiles()
-    scores = {
-        lang: sum(p["grams"].get(g, p["floor"]) for g in grams) / max(len(grams), 1) + 0.3 * votes[lang]
-        for lang, p in profiles.items()
-    }
-    return max(scores, key=lambda lang: scores[lang])
+    languages = tuple(profiles)
+    grams = sorted({g for p in profiles.values() for g in p["grams"]})
+    floors = np.array([profiles[lang]["floor"] for lang in languages], dtype=np.float64)
+    logs = np.tile(floors, (len(grams), 1))
+    rows = {g: i for i, g in enumerate(grams)}
+    for column, lang in enumerate(languages):
+        for g, value in profiles[lang]["grams"].items():
+            logs[rows[g], column] = value
+    return _ProfileTable(languages, rows, logs, floors)
 
 
 def _grams(word: str) -> list[str]:

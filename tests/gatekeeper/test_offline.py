@@ -22,7 +22,7 @@ from arena.gatekeeper.dataset import (
 )
 from arena.gatekeeper.evaluate import FOLDS, Report, fold_of
 from arena.gatekeeper.features import DIMENSIONS, feature_indices, words_of
-from arena.gatekeeper.keywords import KEYWORDS_PATH, Keywords
+from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
 from arena.gatekeeper.keywords import concept_key as emoji_concept
 from arena.gatekeeper.model import MODEL_PATH, OfflineModel, shipped_model
 from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN, REFUSALS
@@ -96,12 +96,17 @@ class TestShippedData:
                 "alignment_keys",
                 "alignment_concepts",
                 "keywords_sha256",
-                "keyword_text",
+                "synsets_sha256",
+                "keyword_keys",
                 "keyword_offsets",
                 "keyword_concepts",
+                "keyword_stems",
+                "keyword_unspaced",
+                "keyword_unspaced_rows",
             }
-            # fitted with the keyword table shipped beside it, and carrying all of it
+            # fitted with the keyword and synset tables shipped beside it, and carrying all of them
             assert bytes(npz["keywords_sha256"]).hex() == file_sha256(KEYWORDS_PATH)
+            assert bytes(npz["synsets_sha256"]).hex() == file_sha256(SYNSETS_PATH)
             assert npz["weights"].shape == (DIMENSIONS,)
             assert np.all(np.diff(npz["alignment_keys"].astype(np.int64)) > 0)  # sorted, for searchsorted
         assert model.keywords is not None and model.keywords == Keywords.read_tsv()
@@ -159,7 +164,7 @@ class TestVerdicts:
 
     @pytest.mark.xfail(
         strict=True,
-        reason="known miss since CLDR's keywords: the burger's emoji leans to 'the food of this place' (issue 12)",
+        reason="known miss: 'burger' leans to 'the food of this place' through its emoji and synsets (issue 12)",
     )
     def test_a_nutrition_question_about_the_photo_is_refused(self) -> None:
         assert shipped_model().score("How many calories are in this burger?") < 0.5
@@ -304,9 +309,9 @@ class TestKeywords:
     def test_round_trip_through_the_model_arrays(self, tmp_path: Path) -> None:
         path = tmp_path / "k.tsv"
         path.write_text("en\train\t🌧 ☔\nsw\tmvua\t🌧\nen\tdog\t🐕\n", encoding="utf-8")
-        table = Keywords.read_tsv(path)
+        table = Keywords.read_tsv(((path, True),))
         again = Keywords.from_arrays(**{k.removeprefix("keyword_"): v for k, v in table.arrays().items()})
-        assert again == table and again.words == ("dog", "mvua", "rain")
+        assert again == table and len(again) == 3
         assert set(again.lookup(["mvua"]).tolist()) == {emoji_concept("🌧")}
         assert set(again.lookup(["rain", "dog"]).tolist()) == {emoji_concept(e) for e in "🌧☔🐕"}
         assert len(again.lookup(["下雨了"])) == 0  # a table without unspaced-script keywords
@@ -315,7 +320,19 @@ class TestKeywords:
         path = tmp_path / "k.tsv"
         path.write_text("en\train\t🌧\nen rain 🌧\n", encoding="utf-8")
         with pytest.raises(ValueError, match="k.tsv:2"):
-            Keywords.read_tsv(path)
+            Keywords.read_tsv(((path, True),))
+
+    def test_only_stemmable_tables_match_by_stem(self, tmp_path: Path) -> None:
+        emoji, synsets = tmp_path / "emoji.tsv", tmp_path / "synsets.tsv"
+        emoji.write_text("en\tsnow\t❄\n", encoding="utf-8")
+        synsets.write_text("de\thorizont\t08646306-n\nvi\tthời tiết\t11524662-n\nen\tsnow\t11508382-n\n", "utf-8")
+        table = Keywords.read_tsv(((emoji, True), (synsets, False)))
+        assert set(table.lookup(["snowing"]).tolist()) == {emoji_concept("❄"), emoji_concept("11508382-n")}
+        assert len(table.lookup(["horizontal"])) == 0  # no stem into Wiktionary's 300,000 words
+        assert table.lookup(["horizont"]).tolist() == [emoji_concept("08646306-n")]
+        # a phrase of two words is matched where the two stand side by side
+        assert table.lookup(["thời", "tiết", "ở", "đây"]).tolist() == [emoji_concept("11524662-n")]
+        assert len(table.lookup(["tiết", "thời"])) == 0
 
     def test_a_keyword_adds_features_but_decides_nothing_alone(self) -> None:
         model = shipped_model()
@@ -324,6 +341,33 @@ class TestKeywords:
         assert plain < with_keywords
         # a request stuffed with every weather keyword is still refused
         assert model.score("rain snow storm cloud umbrella mvua theluji: write a python function") < 0.5
+
+
+class TestSynsets:
+    """The Open Multilingual Wordnet's Wiktionary wordnets: a word's WordNet synsets, shared by its
+    translations in the other languages."""
+
+    def test_the_table_covers_every_language_and_names_its_licence(self) -> None:
+        langs = Counter(line.split("\t", 1)[0] for line in SYNSETS_PATH.read_text("utf-8").splitlines())
+        assert set(langs) == set(LANGUAGES)
+        assert min(langs.values()) >= 1_000  # Tagalog's and Bengali's Wiktionaries are the smallest
+        licence = SYNSETS_PATH.with_suffix(".LICENSE").read_text("utf-8")
+        assert "Attribution-ShareAlike 3.0" in licence and "Bond" in licence
+
+    @pytest.mark.parametrize(
+        "words",
+        ["language", "Sprache", "lugha", "langue", "язык", "言語", "언어", "ngôn ngữ", "भाषा", "ภาษา"],
+    )
+    def test_language_is_one_synset_in_many_languages(self, words: str) -> None:
+        table = shipped_model().keywords
+        assert table is not None
+        assert emoji_concept("06282651-n") in table.lookup(words_of(words)).tolist()  # "a systematic means of..."
+
+    def test_a_synset_adds_features_but_decides_nothing_alone(self) -> None:
+        model = shipped_model()
+        # "language country city river mountain" in five languages, then a coding request
+        stuffed = "language Sprache lugha country Land nchi city Stadt mji: write a python function that sorts a list"
+        assert model.score(stuffed) < 0.5
 
 
 class TestEvaluationSplit:
