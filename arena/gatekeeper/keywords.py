@@ -7,8 +7,8 @@ CLDR's translators give every emoji a few keywords in each language: 🌧 is
 a photo question uses (weather, landscape, buildings, food, sport, animals,
 objects), tied across all 30 languages by the emoji they name. The Open
 Multilingual Wordnet's Wiktionary wordnets (Bond and Foster, 2013) tie
-280,000 more words of the 30 languages to the WordNet synset they translate:
-"built", "erbaut" and "建てる"; "language", "lugha" and "ภาษา"; "freeze",
+325,000 words and phrases of the 30 languages to the WordNet synsets they translate:
+"build", "bauen" and "建てる"; "language", "lugha" and "ภาษา"; "freeze",
 "gefrieren" and "замерзать". A prompt's word that is in either table carries
 its concepts (emoji or synsets) as more features, so what one language's
 prompts teach about rain, building or language reaches every other's.
@@ -19,9 +19,9 @@ refused, tests/gatekeeper). Both files hold one
 `lang <TAB> word <TAB> concept...` a line: `data/cldr-keywords.tsv` (single
 words, as `features.words_of` sees them; `build keywords --cldr GITDIR`) and
 `data/omw-synsets.tsv` (one or two words; `build synsets --omw GITDIR`);
-licences beside them. `build fit` packs both into `model.npz` as four
-arrays, which is what the server loads. Only CLDR's keywords are also found
-by a word's stem ("snowing" finds "snow"): among Wiktionary's 280,000 words a
+licences beside them. `build fit` packs both, merged, into `model.npz` as
+six arrays, which is what the server loads. Only CLDR's keywords are also found
+by a word's stem ("snowing" finds "snow"): among Wiktionary's 325,000 words a
 stem too often names something else ("horizontal" would find German
 "Horizont").
 """
@@ -74,7 +74,7 @@ class Keywords:
     sorted by the word's key (`word_key`): word `i` names `concepts[offsets[i]:offsets[i + 1]]`
     and may be found by a longer word's stem when `stems[i]`. Words of the scripts written
     without spaces are also found inside a run, by the substring hash in `unspaced`. Only
-    keys are kept, no strings, so loading is reading arrays (339,000 words, 0.1 s)."""
+    keys are kept, no strings, so loading is reading arrays (339,000 words in about 0.2 s)."""
 
     keys: np.ndarray  # uint64, sorted, distinct
     offsets: np.ndarray  # int64, len(keys) + 1
@@ -155,7 +155,7 @@ class Keywords:
         pairs = list({f"{a} {b}" for a, b in pairwise(words)})
         found = self._rows(spaced + pairs)
         hits = set(found[found >= 0].tolist())
-        missing = [w for w, row in zip(spaced, found.tolist(), strict=False) if row < 0]
+        missing = [w for w, row in zip(spaced, found[: len(spaced)].tolist(), strict=True) if row < 0]
         forms = [(n, form, stem) for n, w in enumerate(missing) for form, stem in _forms(w)]
         if forms:
             rows = self._rows([form for _, form, _ in forms]).tolist()
