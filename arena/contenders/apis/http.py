@@ -81,19 +81,21 @@ async def open_stream(
 async def iter_sse(response: httpx.Response, limits: GenerationLimits, who: str) -> AsyncIterator[SSEMessage]:
     """Parse a text/event-stream body into messages.
 
-    Each line must arrive within the stall timeout, and the whole answer
-    within `limits.timeout`: the wait for a line is the shorter of the two."""
+    Each piece of the body must arrive within the stall timeout, and the whole answer
+    within `limits.timeout`: the wait for a piece is the shorter of the two. The body is
+    parsed in bulk as it comes (one read may hold many messages): line by line through
+    `aiter_lines`, with a `wait_for` per line, cost more CPU than the rest of a delta's work."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + limits.timeout
-    lines = response.aiter_lines()
-    event = ""
-    data: list[str] = []
+    pieces = response.aiter_bytes()
+    parser = _SSEParser()
     try:
         while True:
             remaining = deadline - loop.time()
-            wait = min(limits.stall_timeout, remaining)
             try:
-                line = await asyncio.wait_for(anext(lines), timeout=max(wait, 0.001))
+                # a timeout is a timer; `wait_for` (3.11) made a task for every read
+                async with asyncio.timeout(max(min(limits.stall_timeout, remaining), 0.001)):
+                    piece = await anext(pieces)
             except StopAsyncIteration:
                 break
             except TimeoutError:
@@ -104,21 +106,10 @@ async def iter_sse(response: httpx.Response, limits: GenerationLimits, who: str)
                 raise ContenderError(
                     f"{who}: the model server stalled (nothing for {_seconds(limits.stall_timeout)}).", retryable=True
                 ) from None
-            if not line:
-                if data:
-                    yield SSEMessage(event or "message", "\n".join(data))
-                event, data = "", []
-                continue
-            if line.startswith(":"):
-                continue  # comment / keep-alive
-            field, _, value = line.partition(":")
-            value = value.removeprefix(" ")
-            if field == "event":
-                event = value
-            elif field == "data":
-                data.append(value)
-        if data:
-            yield SSEMessage(event or "message", "\n".join(data))
+            for message in parser.feed(piece):
+                yield message
+        for message in parser.end():
+            yield message
     except httpx.ReadTimeout:
         raise ContenderError(
             f"{who}: the model server stalled (nothing for {_seconds(limits.stall_timeout)}).", retryable=True
@@ -126,7 +117,55 @@ async def iter_sse(response: httpx.Response, limits: GenerationLimits, who: str)
     except (httpx.RemoteProtocolError, httpx.ReadError):
         raise ContenderError(f"{who}: the model server broke off the stream mid-answer.", retryable=True) from None
     finally:
-        await lines.aclose()  # type: ignore[attr-defined]  # an async generator underneath
+        await pieces.aclose()  # type: ignore[attr-defined]  # an async generator underneath
+
+
+class _SSEParser:
+    """The event-stream format (lines ending in CRLF, LF or CR; a blank line ends a message;
+    `:` starts a comment), fed the body in pieces of any size."""
+
+    def __init__(self) -> None:
+        self._rest = b""  # an unfinished line
+        self._event = ""
+        self._data: list[str] = []
+
+    def feed(self, piece: bytes) -> list[SSEMessage]:
+        text = self._rest + piece
+        if b"\r" in text:
+            # a CR at the end may be the first half of a CRLF: kept until the next piece says
+            held = text.endswith(b"\r")
+            text = text[:-1] if held else text
+            text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + (b"\r" if held else b"")
+        lines = text.split(b"\n")
+        self._rest = lines.pop()
+        messages: list[SSEMessage] = []
+        for line in lines:
+            self._line(line.decode("utf-8", "replace"), messages)
+        return messages
+
+    def end(self) -> list[SSEMessage]:
+        messages: list[SSEMessage] = []
+        if self._rest:
+            self._line(self._rest.rstrip(b"\r").decode("utf-8", "replace"), messages)
+            self._rest = b""
+        if self._data:
+            messages.append(SSEMessage(self._event or "message", "\n".join(self._data)))
+        return messages
+
+    def _line(self, line: str, messages: list[SSEMessage]) -> None:
+        if not line:
+            if self._data:
+                messages.append(SSEMessage(self._event or "message", "\n".join(self._data)))
+            self._event, self._data = "", []
+            return
+        if line.startswith(":"):
+            return  # comment / keep-alive
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "event":
+            self._event = value
+        elif name == "data":
+            self._data.append(value)
 
 
 def parse_json(data: str, who: str) -> Any:
