@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -132,10 +133,10 @@ def abandon_if_stale(session: Session, battle_id: str, older_than: timedelta) ->
     return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
 
-def renew_lease(session: Session, battle_id: str) -> None:
-    """The replica running a battle says it is still at it (see `abandon_stale`)."""
+def renew_leases(session: Session, battle_ids: Collection[str]) -> None:
+    """The replica running these battles says it is still at them (see `abandon_stale`)."""
     session.execute(
-        update(Battle).where(Battle.id == battle_id, Battle.status == "running").values(updated_at=utcnow())
+        update(Battle).where(Battle.id.in_(battle_ids), Battle.status == "running").values(updated_at=utcnow())
     )
 
 
