@@ -5,17 +5,24 @@ connections: 200 battles (400 streams) made streams wait for a connection
 and fail with `PoolTimeout` midway. Each provider origin gets its own client
 instead, sized for the battles a replica accepts (`Settings.connections_for`),
 so a battle the replica admitted never waits for a connection.
+
+A provider's connections are held in shards of at most `SHARD_CONNECTIONS`, each
+request going to the shard with the fewest in flight: httpcore's pool does work
+quadratic in its connections on every request and every answer's end (it counts
+the idle ones once for each idle one), which at 1,000 connections in one pool
+cost more than the streams themselves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import httpx
 
 from arena.config import origin_of
 
 KEEPALIVE_EXPIRY = 30.0  # seconds an idle connection stays open for the next battle
+SHARD_CONNECTIONS = 64  # connections of one httpcore pool at most
 
 
 class UpstreamClients:
@@ -32,11 +39,8 @@ class UpstreamClients:
             return self.other
         client = self._clients.get(origin)
         if client is None:
-            size = self._size_of(origin)
-            limits = httpx.Limits(
-                max_connections=size, max_keepalive_connections=size, keepalive_expiry=KEEPALIVE_EXPIRY
-            )
-            client = self._clients[origin] = httpx.AsyncClient(follow_redirects=False, limits=limits)
+            transport = ShardedTransport(self._size_of(origin))
+            client = self._clients[origin] = httpx.AsyncClient(follow_redirects=False, transport=transport)
         return client
 
     def sizes(self) -> dict[str, int]:
@@ -47,3 +51,50 @@ class UpstreamClients:
         for client in self._clients.values():
             await client.aclose()
         self._clients.clear()
+
+
+class ShardedTransport(httpx.AsyncBaseTransport):
+    """`size` connections to one provider, in pools of at most `shard` connections; a request
+    goes to the pool with the fewest requests in flight, so it waits for a connection only when
+    all `size` are busy, as in one pool of that size."""
+
+    def __init__(self, size: int, shard: int = SHARD_CONNECTIONS) -> None:
+        count = -(-max(size, 1) // shard)
+        each = -(-max(size, 1) // count)
+        limits = httpx.Limits(max_connections=each, max_keepalive_connections=each, keepalive_expiry=KEEPALIVE_EXPIRY)
+        self.shards = [httpx.AsyncHTTPTransport(limits=limits) for _ in range(count)]
+        self.in_flight = [0] * count
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        index = min(range(len(self.shards)), key=self.in_flight.__getitem__)
+        self.in_flight[index] += 1
+        try:
+            response = await self.shards[index].handle_async_request(request)
+        except BaseException:
+            self.in_flight[index] -= 1
+            raise
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        response.stream = _Counted(response.stream, self.in_flight, index)
+        return response
+
+    async def aclose(self) -> None:
+        for shard in self.shards:
+            await shard.aclose()
+
+
+class _Counted(httpx.AsyncByteStream):
+    """An answer's body that leaves its shard's count when it is closed (once)."""
+
+    def __init__(self, stream: httpx.AsyncByteStream, in_flight: list[int], index: int) -> None:
+        self._stream, self._in_flight, self._index = stream, in_flight, index
+        self._open = True
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for piece in self._stream:
+            yield piece
+
+    async def aclose(self) -> None:
+        if self._open:
+            self._open = False
+            self._in_flight[self._index] -= 1
+        await self._stream.aclose()
