@@ -88,6 +88,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument(
+        "--loop",
+        choices=["asyncio", "uvloop"],
+        default="asyncio",
+        help="event loop (default asyncio: uvloop accepts one connection a loop turn, so a busy replica "
+        "took new streams at 3 a second)",
+    )
     serve.add_argument("--reload", action="store_true", help="restart on code changes (development)")
     serve.set_defaults(func=_serve)
 
@@ -130,6 +137,7 @@ def _serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         reload=args.reload,
+        loop=args.loop,
         log_level=settings.log_level,
         log_config=None,  # the app configures the log (ARENA_LOG_FORMAT)
         access_log=False,  # the app writes its own access line, without client addresses

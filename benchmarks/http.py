@@ -98,7 +98,11 @@ def main() -> None:
     port = free_port()
     # a lean asyncio server, so 1,000 streams at once measure the arena, not the contenders
     contender_server = [sys.executable, str(ROOT / "benchmarks" / "lean_contenders.py"), str(port)]
-    with tempfile.TemporaryDirectory() as tmp, database() as url, process(contender_server, Path(tmp) / "c.log"):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        database() as url,
+        process(contender_server, Path(tmp) / "c.log") as lean,
+    ):
         contenders = f"http://127.0.0.1:{port}/v1"
         wait_for(f"http://127.0.0.1:{port}/v1/chat/completions", method="POST")
         print(f"arena from {args.checkout}, PostgreSQL, contenders at {contenders}")
@@ -121,7 +125,7 @@ def main() -> None:
         if "battles" not in args.skip:
             slow = write_pool(tmp_dir / "slow.toml", contenders, f"steady-{args.answer_seconds:g}")
             with arena(args.checkout, tmp_dir, slow, url, max_battles=args.battles) as (base, pid):
-                asyncio.run(many_battles(base, contenders, args.battles, args.answer_seconds, pid))
+                asyncio.run(many_battles(base, contenders, args.battles, args.answer_seconds, (pid, lean.pid)))
 
 
 # -- the three measurements ------------------------------------------------------------------
@@ -208,12 +212,14 @@ async def vote_all(
     return time.perf_counter() - started, times
 
 
-async def many_battles(base: str, contenders: str, count: int, answer_seconds: float, pid: int) -> None:
+async def many_battles(base: str, contenders: str, count: int, answer_seconds: float, pids: tuple[int, int]) -> None:
+    pid, lean = pids
     model = f"steady-{answer_seconds:g}-own"
     async with client(connections=2 * count + 50) as http:
-        started = time.perf_counter()
+        started, own_cpu = time.perf_counter(), (time.process_time(), cpu_seconds(lean))
         own = await asyncio.gather(*(contender_first_chunk(http, contenders, model) for _ in range(2 * count)))
         own_seconds = time.perf_counter() - started
+        own_cpu = (time.process_time() - own_cpu[0], cpu_seconds(lean) - own_cpu[1])
         gate = asyncio.Semaphore(16)
 
         async def make() -> dict:
@@ -227,8 +233,10 @@ async def many_battles(base: str, contenders: str, count: int, answer_seconds: f
             f"{base}/api/battles", files={"image": ("p.jpg", PHOTO.read_bytes(), "image/jpeg")}, data={"prompt": PROMPT}
         )
         started, cpu = time.perf_counter(), cpu_seconds(pid)
+        others = time.process_time(), cpu_seconds(lean)
         watched = await asyncio.gather(*(watch(http, base + b["events_url"], time.perf_counter()) for b in battles))
         streamed_seconds, cpu = time.perf_counter() - started, cpu_seconds(pid) - cpu
+        others = time.process_time() - others[0], cpu_seconds(lean) - others[1]
     ready = sum(1 for w in watched if w["end"] == "ready")
     arena_ms = [ms for w in watched for ms in w["first"].values()]
     print(f"\n## {count} battles at once ({2 * count} upstream streams of {answer_seconds:g} s answers)")
@@ -243,6 +251,11 @@ async def many_battles(base: str, contenders: str, count: int, answer_seconds: f
     print(
         f"  arena serve CPU while they streamed: {cpu:.1f} s ({cpu * 1000 / count:.1f} ms a battle) in"
         f" {streamed_seconds:.1f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    # the same two cores carry this client and the contenders: their CPU says how much was left
+    print(
+        f"  CPU of this client and of the contenders: {others[0]:.1f} s and {others[1]:.1f} s while the arena's"
+        f" streamed, {own_cpu[0]:.1f} s and {own_cpu[1]:.1f} s for the direct streams"
     )
 
 
