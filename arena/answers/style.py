@@ -48,7 +48,7 @@ GPS_HINT = re.compile(r"\d(?:\s*°|[.,]\d|\s*[NSns]\b)")
 GPS_BARE = re.compile(r"(?<![\w.])([-+−]?\d{1,2}\.\d{2,})\s*,\s*([-+−]?\d{1,3}\.\d{2,})(?![\w.])")
 
 
-def style_features(text: str) -> dict[str, Any]:
+def style_features(text: str, tokens: list[Token] | None = None) -> dict[str, Any]:
     """Counts for one answer, keyed like Chatbot Arena's `conv_metadata`, read
     off the same markdown-it parse the page renders (so a `#` inside a code
     block is code, not a header, exactly as the voter sees it).
@@ -62,7 +62,7 @@ def style_features(text: str) -> dict[str, Any]:
     italic = {"*": 0, "_": 0}
     prose: list[str] = []  # the text outside code, where GPS mentions count
     kinds: list[str] = []  # the list each list item belongs to, innermost last
-    for token in _walk(PARSER.parse(text)):
+    for token in _walk(PARSER.parse(text) if tokens is None else tokens):
         kind = token.type
         if kind == "heading_open":
             headers[token.tag] += 1

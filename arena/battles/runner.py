@@ -26,7 +26,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from arena.answers.markdown import render_markdown
+from arena.answers.markdown import parse_markdown, render_markdown
 from arena.answers.style import style_features
 from arena.battles import repository
 from arena.battles.events import KEEP_ALIVE, RECONNECT, RECONNECT_HINT, BattleEvent
@@ -519,7 +519,7 @@ class BattleRun:
         side.status = "done"
         side.latency_ms = int((time.monotonic() - side.started) * 1000)
         # markdown and style counts of a long answer are CPU work: off the event loop
-        counts, html = await asyncio.to_thread(lambda: (style_features(answer), render_markdown(answer)))
+        counts, html = await asyncio.to_thread(_style_and_html, answer)
         side.style = {**counts, "tool_calls": len(side.steps)}  # the style fit's tool-use feature
         await asyncio.to_thread(self._persist_side, side)
         await self._report(side, ok=True)
@@ -637,6 +637,11 @@ class BattleRun:
                     )
             repository.finish_battle(session, self.battle_id, "abandoned", [])
         log.info("battle %s abandoned: its last watcher disconnected", self.battle_id)
+
+
+def _style_and_html(answer: str) -> tuple[dict[str, Any], str]:
+    tokens = parse_markdown(answer)  # one parse for both
+    return style_features(answer, tokens), render_markdown(answer, tokens)
 
 
 def replay_encoded(battle: Battle) -> list[str]:
