@@ -7,9 +7,9 @@ Chinese and Japanese work like Swedish; word unigrams and bigrams carry
 phrases ("tell me", "this photo"); with an alignment (alignment.py) each
 token also carries the concept it shares with its translations in other
 languages, and with the concept tables (keywords.py) each word that names
-an emoji (CLDR) or a WordNet synset (Wiktionary) carries it. Every n-gram is hashed (a polynomial hash
-of code points, CRC-32 for words: stable across processes, unlike `hash`)
-into `DIMENSIONS` buckets; a prompt's
+an emoji (CLDR) or a WordNet synset (Wiktionary) carries it. Every n-gram
+is hashed (a polynomial hash of code points, CRC-32 for words: stable
+across processes, unlike `hash`) into `DIMENSIONS` buckets; a prompt's
 vector is binary and L2-normalised, so a prompt stuffed with place words
 gets no more weight than one that names a single place.
 """

@@ -107,10 +107,10 @@ def guess_language(text: str) -> str:
     # Character n-gram profiles (naive Bayes) decide; the votes above add a nudge in nats.
     table = _profile_table()
     counts = Counter(g for w in words for g in _grams(w))
-    rows = [table.rows.get(g, -1) for g in counts]
+    rows = np.array([table.rows.get(g, -1) for g in counts], dtype=np.intp)
     n = np.array(list(counts.values()), dtype=np.float64)
-    known = np.array(rows) >= 0
-    logs = n[known] @ table.logs[np.array(rows)[known]] + n[~known].sum() * table.floors
+    known = rows >= 0
+    logs = n[known] @ table.logs[rows[known]] + n[~known].sum() * table.floors
     scores = logs / max(n.sum(), 1.0) + 0.3 * np.array([votes[lang] for lang in table.languages])
     return table.languages[int(np.argmax(scores))]
 
