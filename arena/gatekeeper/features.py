@@ -24,7 +24,7 @@ from itertools import pairwise
 import numpy as np
 
 from arena.gatekeeper.alignment import Alignment, token_key, tokens
-from arena.gatekeeper.keywords import Keywords
+from arena.gatekeeper.keywords import POLY_PRIME, Keywords
 
 DIMENSIONS = 1 << 18
 CHAR_NGRAMS = (1, 2, 3, 4)
@@ -79,7 +79,7 @@ def feature_indices(text: str, alignment: Alignment | None = None, keywords: Key
     for n in range(1, max(CHAR_NGRAMS) + 1):
         if len(codes) < n:
             break
-        h = h[: len(codes) - n + 1] * _PRIME + codes[n - 1 :]
+        h = h[: len(codes) - n + 1] * POLY_PRIME + codes[n - 1 :]
         if n in CHAR_NGRAMS:
             inside = seam[n - 1 :] == seam[: len(codes) - n + 1]
             parts.append(_mix(h[inside] + np.uint64(n)))
@@ -96,9 +96,6 @@ def feature_indices(text: str, alignment: Alignment | None = None, keywords: Key
     found = np.zeros(DIMENSIONS, dtype=bool)
     found[(np.concatenate(parts) & np.uint64(_MASK)).astype(np.intp)] = True
     return np.flatnonzero(found)
-
-
-_PRIME = np.uint64(0x100000001B3)
 
 
 def _mix(h: np.ndarray) -> np.ndarray:

@@ -150,8 +150,10 @@ class Keywords:
         phrase ("thời tiết", "train station"); a word not found whole by its longest stem that
         is a keyword, or without the article written onto it; and (in scripts written without
         spaces) any substring of a run."""
-        spaced = [w for w in dict.fromkeys(words) if not UNSPACED.match(w)]
-        runs = [w for w in dict.fromkeys(words) if UNSPACED.match(w)]
+        spaced: list[str] = []
+        runs: list[str] = []
+        for word in dict.fromkeys(words):
+            (runs if UNSPACED.match(word) else spaced).append(word)
         pairs = list({f"{a} {b}" for a, b in pairwise(words)})
         found = self._rows(spaced + pairs)
         hits = set(found[found >= 0].tolist())
@@ -196,7 +198,8 @@ _FILTER_BUCKETS = 1 << 20
 _FIELDS = ("keys", "offsets", "concepts", "stems", "unspaced", "unspaced_rows")
 
 
-_PRIME = np.uint64(0x100000001B3)
+# the polynomial hash's multiplier, shared with features.py's character n-grams
+POLY_PRIME = np.uint64(0x100000001B3)
 
 
 def _hashes(words: list[str]) -> np.ndarray:
@@ -208,7 +211,7 @@ def _hashes(words: list[str]) -> np.ndarray:
     h = np.zeros(len(words), dtype=np.uint64)
     with np.errstate(over="ignore"):
         for column in range(LONGEST_UNSPACED):
-            h = np.where(column < lengths, h * _PRIME + codes[:, column], h)
+            h = np.where(column < lengths, h * POLY_PRIME + codes[:, column], h)
     return h
 
 
@@ -221,7 +224,7 @@ def _substring_hashes(runs: list[str]) -> np.ndarray:
     parts = []
     with np.errstate(over="ignore"):  # the hash wraps around 2**64 on purpose
         for n in range(1, min(LONGEST_UNSPACED, len(codes)) + 1):
-            h = h[: len(codes) - n + 1] * _PRIME + codes[n - 1 :]
+            h = h[: len(codes) - n + 1] * POLY_PRIME + codes[n - 1 :]
             start = codes[: len(codes) - n + 1] != 32
             parts.append(h[start & (run[n - 1 :] == run[: len(codes) - n + 1])])
     return np.concatenate(parts)

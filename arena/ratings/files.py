@@ -43,8 +43,9 @@ def log_from_file(path: Path) -> tuple[VoteLog, dict[str, int]]:
 
     found = None
     # a Parquet file's conv_metadata (26 integer columns) is summed a row group at a time
-    row_groups = metadata_row_groups(path) if path.exists() else None
-    table = read_vote_table(path, for_ranking=True) if path.exists() else None
+    exists = path.exists()
+    row_groups = metadata_row_groups(path) if exists else None
+    table = read_vote_table(path, for_ranking=True) if exists else None
     if table is not None:
         try:
             metadata = MetadataCounts.joined(row_groups) if row_groups is not None else None
