@@ -18,8 +18,8 @@ import itertools
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -95,8 +95,10 @@ class BattleRuns:
         relay: EventRelay | None = None,
     ) -> None:
         self.max_battles = max_battles
-        # slots held by battles being made here whose stream has not opened yet: key -> expiry
-        self._reserved: dict[str, float] = {}
+        # places held by battles being made here: no lapse while their creation is in progress
+        self._making: set[str] = set()
+        # places held by battles made here whose stream has not opened: battle id -> when it lapses
+        self._unopened: dict[str, float] = {}
         self._slot_ids = itertools.count()
         self.relay = relay
         # events for watchers on other replicas, one writer for every battle (with a relay only)
@@ -117,13 +119,14 @@ class BattleRuns:
     def running(self) -> int:
         return len(self._runs)
 
-    @contextmanager
-    def slot(self) -> Iterator[Slot]:
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[Slot]:
         """Hold one of the replica's `max_battles` places while a battle is made, or refuse with
         503 and Retry-After when they are taken: better than admitting a battle whose streams
         would then wait for upstream connections and fail midway. The place passes to the run
-        when its stream opens, and lapses after a lease if no stream comes."""
-        self._expire_reservations()
+        when its stream opens here; when it opens on another replica (or worker), that one runs
+        and counts it, and this one lets the place go once the database says so; if no stream
+        comes, the place lapses after a lease."""
         if self.draining:
             raise ClientError(
                 503,
@@ -131,7 +134,9 @@ class BattleRuns:
                 "This server is restarting; please try again in a moment.",
                 headers={"Retry-After": str(DRAIN_RETRY_AFTER)},
             )
-        if self.running + len(self._reserved) >= self.max_battles:
+        if not self._has_room():
+            await self._release_opened_elsewhere()
+        if not self._has_room():
             raise ClientError(
                 503,
                 "arena_full",
@@ -139,18 +144,42 @@ class BattleRuns:
                 headers={"Retry-After": str(FULL_RETRY_AFTER)},
             )
         held = Slot(key=f"making-{next(self._slot_ids)}")
-        self._reserved[held.key] = time.monotonic() + self.lease
+        self._making.add(held.key)
         try:
             yield held
         finally:
-            self._reserved.pop(held.key, None)
+            self._making.discard(held.key)
             if held.battle_id is not None and held.battle_id not in self._runs:
-                self._reserved[held.battle_id] = time.monotonic() + self.lease
+                self._unopened[held.battle_id] = time.monotonic() + self.lease
 
-    def _expire_reservations(self) -> None:
+    @property
+    def places_taken(self) -> int:
+        return self.running + len(self._making) + len(self._unopened)
+
+    def _has_room(self) -> bool:
         now = time.monotonic()
-        for key in [k for k, expiry in self._reserved.items() if expiry <= now]:
-            del self._reserved[key]
+        for battle_id in [b for b, lapses in self._unopened.items() if lapses <= now]:
+            del self._unopened[battle_id]
+        return self.places_taken < self.max_battles
+
+    async def _release_opened_elsewhere(self) -> None:
+        """Let go of the places of battles made here that another process has started since
+        (it holds them now), asking the database only when the replica looks full."""
+        battle_ids = list(self._unopened)
+        if not battle_ids:
+            return
+        try:
+            pending = await asyncio.to_thread(self._still_pending, battle_ids)
+        except Exception:  # a database outage: the places stay held, the battle is refused
+            log.warning("could not ask which of %d battle(s) have started", len(battle_ids), exc_info=True)
+            return
+        for battle_id in battle_ids:
+            if battle_id not in pending:
+                self._unopened.pop(battle_id, None)
+
+    def _still_pending(self, battle_ids: list[str]) -> set[str]:
+        with self.sessions() as session:
+            return repository.still_pending(session, battle_ids)
 
     async def stream(self, battle_id: str) -> AsyncIterator[str]:
         """SSE text for one watcher of the battle."""
@@ -231,7 +260,7 @@ class BattleRuns:
         return prompt, image, sides
 
     def _start(self, battle_id: str, prompt: str, image: ContenderImage, sides: dict[str, str]) -> BattleRun:
-        self._reserved.pop(battle_id, None)  # its place passes to the run
+        self._unopened.pop(battle_id, None)  # its place passes to the run
         run = BattleRun(self, battle_id, prompt, image, sides)
         self._runs[battle_id] = run
         run.task = asyncio.create_task(run.run(), name=f"battle-{battle_id}")
