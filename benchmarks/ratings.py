@@ -425,7 +425,8 @@ def _load_database(url: str, log, with_style: bool) -> float:  # type: ignore[no
         for i in range(lo, hi):
             bid, t = f"{i:032x}", when[i]
             for side, c, f in (("a", log.a[i], log.features_a), ("b", log.b[i], log.features_b)):
-                yield (bid, side, names[c], bool(gate[c]), "done", "", "[]", style(f[i]) if with_style else None, t)
+                stored = (style(f[i]), *(int(v) for v in f[i])) if with_style else (None,) * 7
+                yield (bid, side, names[c], bool(gate[c]), "done", "", "[]", *stored, t)
 
     def votes(lo: int, hi: int):  # type: ignore[no-untyped-def]
         for i in range(lo, hi):
@@ -434,7 +435,8 @@ def _load_database(url: str, log, with_style: bool) -> float:  # type: ignore[no
     tables = {
         "battles": "id, created_at, updated_at, prompt, image_sha256, model_a, model_b, status, language, "
         "categories, flags, client_hash",
-        "responses": "battle_id, side, contender, gate, status, text, trajectory, style, finished_at",
+        "responses": "battle_id, side, contender, gate, status, text, trajectory, style, style_tokens, "
+        "style_list_items, style_headers, style_emphasis, style_gps, style_tool_calls, finished_at",
         "votes": "battle_id, choice, voter_hash, created_at",
     }
     makers = {"battles": battles, "responses": responses, "votes": votes}

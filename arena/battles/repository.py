@@ -12,7 +12,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload, selectinload
 
-from arena.db.tables import Battle, GatekeeperRejection, Image, Response, UploadCount, Vote, utcnow
+from arena.db.tables import Battle, GatekeeperRejection, Image, Response, UploadCount, Vote, style_columns, utcnow
 
 FINISHED = ("ready", "failed", "abandoned", "voted")
 
@@ -113,11 +113,6 @@ def claim_battle(session: Session, battle_id: str) -> bool:
     return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
 
-def still_pending(session: Session, battle_ids: Collection[str]) -> set[str]:
-    """Which of these battles no stream has started yet."""
-    return set(session.scalars(select(Battle.id).where(Battle.id.in_(battle_ids), Battle.status == "pending")))
-
-
 def start_responses(session: Session, battle_id: str) -> None:
     """A claimed battle's answers are streaming from now."""
     session.execute(
@@ -166,6 +161,8 @@ def abandon_stale(session: Session, older_than: timedelta) -> int:
 
 
 def update_response(session: Session, battle_id: str, side: str, **values: Any) -> None:
+    if "style" in values:  # the counts as integers too, for ranking
+        values |= style_columns(values["style"])
     session.execute(update(Response).where(Response.battle_id == battle_id, Response.side == side).values(**values))
 
 

@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    event,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -123,12 +124,54 @@ class Response(Base):
     # style counts of the final answer (arena.ratings.style), kept so the
     # rating job never re-parses answers and imported votes keep theirs
     style: Mapped[dict[str, Any] | None] = mapped_column()
+    # the same counts summed into the style fit's features (`style_columns`), as
+    # integers ranking reads without parsing JSON; NULL when `style` is
+    style_tokens: Mapped[int | None] = mapped_column(Integer)
+    style_list_items: Mapped[int | None] = mapped_column(Integer)
+    style_headers: Mapped[int | None] = mapped_column(Integer)
+    style_emphasis: Mapped[int | None] = mapped_column(Integer)
+    style_gps: Mapped[int | None] = mapped_column(Integer)
+    style_tool_calls: Mapped[int | None] = mapped_column(Integer)  # NULL too when not stored with the counts
     # where the answer commits to (arena.geo.commitment): lat, lon, level, place, country
     commitment: Mapped[dict[str, Any] | None] = mapped_column()
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     battle: Mapped[Battle] = relationship(back_populates="responses", lazy="raise")
+
+
+# column -> the paths in `Response.style` it sums (a missing count is 0)
+STYLE_SUMS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "style_tokens": (("tokens",),),
+    "style_list_items": (("list_count", "ordered"), ("list_count", "unordered")),
+    "style_headers": tuple(("header_count", f"h{i}") for i in range(1, 7)),
+    "style_emphasis": (("bold_count", "**"), ("bold_count", "__"), ("italic_count", "*"), ("italic_count", "_")),
+    "style_gps": (("gps_count",),),
+}
+STYLE_COLUMNS = (*STYLE_SUMS, "style_tool_calls")
+
+
+def style_columns(style: Any) -> dict[str, int | None]:
+    """The integer columns of a `Response.style` value: every writer of `style`
+    writes them beside it (ORM writes get them from the event below)."""
+    if style is None:
+        return dict.fromkeys(STYLE_COLUMNS)
+    out: dict[str, int | None] = {name: sum(_count(style, p) or 0 for p in paths) for name, paths in STYLE_SUMS.items()}
+    out["style_tool_calls"] = _count(style, ("tool_calls",))
+    return out
+
+
+def _count(style: Any, path: tuple[str, ...]) -> int | None:
+    value = style
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return None if value is None else int(value)
+
+
+@event.listens_for(Response.style, "set")
+def _set_style_columns(target: Response, value: Any, _old: Any, _initiator: Any) -> None:
+    for name, count in style_columns(value).items():
+        setattr(target, name, count)
 
 
 class Vote(Base):

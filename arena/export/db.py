@@ -19,7 +19,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from arena.answers.style import style_features
-from arena.db.tables import Battle, BattleLabel, Image, Response, Vote
+from arena.db.tables import Battle, BattleLabel, Image, Response, Vote, style_columns
 from arena.export.contract import CleanBattleRow
 from arena.export.format import WINNERS, ExportVote, Truth, row_flags, side_counts, stored_steps, to_row
 from arena.geo.commitment import Commitment
@@ -361,7 +361,7 @@ def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str],
                     "error": None,
                     "output_tokens": (row.get("conv_metadata") or {}).get(f"sum_assistant_{side}_tokens"),
                     "trajectory": stored_steps(row.get(f"trajectory_{side}") or []),
-                    "style": side_counts(row, side) if _has_style(row) else None,
+                    **_style(side_counts(row, side) if _has_style(row) else None),
                     "finished_at": voted_at,
                 }
             )
@@ -392,6 +392,10 @@ def _battle_id(row: dict[str, Any]) -> str:
 
 def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _style(counts: dict[str, Any] | None) -> dict[str, Any]:
+    return {"style": counts, **style_columns(counts)}
 
 
 def _has_style(row: dict[str, Any]) -> bool:

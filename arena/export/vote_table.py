@@ -1,10 +1,12 @@
 """The database's votes as clean_battle columns, in bulk, for `arena rank`.
 
-`read_vote_table(session)` gives the same Arrow table `columnar.read_vote_table`
+`read_vote_table(session)` gives the Arrow table `columnar.read_vote_table`
 reads from an export file (`RANK_SCHEMA`, the contract's projection), so the
-database and a file rank through one path (`ratings.columnar.log_from_table`).
-One SQL statement joins each vote to its battle, both answers and the label,
-and takes the style counts out of the stored JSON in the database itself:
+database and a file rank through one path (`ratings.columnar.log_from_table`),
+and beside it each side's style counts, as the integer columns the answers
+are stored with (`db.tables.style_columns`: the sums the style fit uses, so
+conv_metadata's two dozen counts are left out). One SQL statement joins each
+vote to its battle, both answers and the label; it parses no style JSON:
 
 * PostgreSQL streams it with `COPY ... TO STDOUT (FORMAT csv)` into Arrow's
   CSV reader, block by block: no Python object per vote;
@@ -13,8 +15,9 @@ and takes the style counts out of the stored JSON in the database itself:
 
 Python work is left for the few rows that need it: answers stored without
 style counts (older or imported ones) are counted from their text, once per
-process with `cache`, and labelled battles get their distances from
-`db.battle_truth`, which rounds them to the label's precision.
+process with `cache`, answers whose counts are in the JSON only (written by
+code older than the columns) are read from it, and labelled battles get their
+distances from `db.battle_truth`, which rounds them to the label's precision.
 """
 
 from __future__ import annotations
@@ -23,158 +26,144 @@ import io
 import itertools
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from arena.answers.style import style_features
-from arena.db.tables import BattleLabel, Response
+from arena.db.tables import BattleLabel, Response, style_columns
 from arena.export.columnar import RANK_SCHEMA
-from arena.export.contract import HEADERS
 from arena.export.db import LabelPoint, label_truth
 from arena.export.format import CHOICE_TO_WINNER, Truth
 from arena.geo.commitment import LEVELS
 
-FeatureCounts = dict[int, dict[str, Any]]  # response id -> style_features counts
+FeatureCounts = dict[int, dict[str, Any]]  # response id -> style counts (style_features' or as stored)
 BLOCK = 65_536
 
-# (name in conv_metadata with the side left out, JSON path in the stored counts)
-COUNTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("sum_assistant_tokens", ("tokens",)),
-    *((f"header_count.{h}", ("header_count", h)) for h in HEADERS),
-    ("list_count.ordered", ("list_count", "ordered")),
-    ("list_count.unordered", ("list_count", "unordered")),
-    ("bold_count.**", ("bold_count", "**")),
-    ("bold_count.__", ("bold_count", "__")),
-    ("italic_count.*", ("italic_count", "*")),
-    ("italic_count._", ("italic_count", "_")),
-    ("gps_count", ("gps_count",)),
-)
-# result columns before the counts, with their Arrow types
-HEAD: tuple[tuple[str, pa.DataType], ...] = (
-    ("choice", pa.string()),
-    ("judge", pa.string()),
-    ("created_at", pa.string()),
-    ("model_a", pa.string()),
-    ("model_b", pa.string()),
-    ("battle_status", pa.string()),
-    ("language_code", pa.string()),
-    ("categories", pa.string()),
-    ("flags", pa.string()),
-    ("propensity", pa.float64()),
-    ("labelled", pa.int64()),
-    *(
-        (f"{name}_{side}", kind)
+# each side's stored counts: the style fit's length, list, header and emphasis features, in that order
+COUNTS = ("style_tokens", "style_list_items", "style_headers", "style_emphasis")
+# result columns, with their Arrow types
+COLUMN_TYPES: dict[str, pa.DataType] = {
+    "choice": pa.string(),
+    "judge": pa.string(),
+    "created_at": pa.string(),
+    "model_a": pa.string(),
+    "model_b": pa.string(),
+    "battle_status": pa.string(),
+    "language_code": pa.string(),
+    "categories": pa.string(),
+    "flags": pa.string(),
+    "propensity": pa.float64(),
+    "labelled": pa.int64(),
+    "sides_done": pa.int64(),
+    **{
+        f"{name}_{side}": kind
         for side in "ab"
         for name, kind in (
             ("id", pa.int64()),
             ("gate", pa.int64()),
-            ("status", pa.string()),
             ("no_style", pa.int64()),
-            ("level", pa.string()),
-            ("country", pa.string()),
+            ("answer_country", pa.string()),
             ("tool_calls", pa.int64()),
+            *((name, pa.int64()) for name in (*COUNTS, "style_gps")),
         )
-    ),
-)
+    },
+}
 TRUTH_COLUMNS = ("error_km_a", "error_km_b", "country", "continent", "label_precision_km")
-COLUMN_TYPES = dict(HEAD) | {f"{name}_{side}": pa.int64() for side in "ab" for name, _ in COUNTS}
-# SQLite parses a JSON text again for every json_extract: one call per side
-# takes every count at once, as the text of a JSON array
-SQLITE_TYPES = dict(HEAD) | {f"counts_{side}": pa.string() for side in "ab"}
+# no_style: how a side's counts are stored
+STORED, FROM_TEXT, BLANK, JSON_ONLY = 0, 1, 2, 3
 
 
-def read_vote_table(session: Session, cache: FeatureCounts | None = None) -> pa.Table:
-    """Every vote as RANK_SCHEMA columns, oldest vote id first."""
-    dialect = session.get_bind().dialect.name
-    raw = _copy(session, _query(dialect)) if dialect == "postgresql" else _fetch(session, _query(dialect))
+@dataclass(frozen=True)
+class DatabaseVotes:
+    """`table`: RANK_SCHEMA columns with conv_metadata left null; `counts`:
+    per side the COUNTS columns of every vote (a missing answer's are 0)."""
+
+    table: pa.Table
+    counts: dict[str, list[np.ndarray]]
+
+
+def read_vote_table(session: Session, cache: FeatureCounts | None = None) -> DatabaseVotes:
+    """Every vote as RANK_SCHEMA columns and style counts, oldest vote id first."""
+    postgresql = session.get_bind().dialect.name == "postgresql"
+    raw = _copy(session) if postgresql else _fetch(session)
     col = {name: raw.column(name).combine_chunks() for name in raw.column_names}
-    for side in "ab" if dialect != "postgresql" else ():
-        for (name, _), values in zip(COUNTS, _split_counts(col.pop(f"counts_{side}")), strict=True):
-            col[f"{name}_{side}"] = values
-    if dialect == "postgresql":  # epoch seconds, as COPY writes numbers
+    if postgresql:  # epoch seconds, as COPY writes numbers
         col["created_at"] = pc.cast(col["created_at"], pa.float64())
     else:  # SQLite keeps times as text
         col["created_at"] = _epoch_seconds(col["created_at"])
-    _count_unstyled(session, col, {} if cache is None else cache)
-    return _rank_table(session, col)
+    _count_unstored(session, col, {} if cache is None else cache)
+    counts = {
+        side: [pc.fill_null(col[f"{name}_{side}"], 0).to_numpy(zero_copy_only=False) for name in COUNTS]
+        for side in "ab"
+    }
+    return DatabaseVotes(_rank_table(session, col), counts)
 
 
-def _query(dialect: str) -> str:
-    """The one statement; the JSON extraction is each database's own."""
+FROM = (
+    "FROM votes v JOIN battles b ON b.id = v.battle_id "
+    "LEFT JOIN responses ra ON ra.battle_id = b.id AND ra.side = 'a' "
+    "LEFT JOIN responses rb ON rb.battle_id = b.id AND rb.side = 'b' "
+    "LEFT JOIN battle_labels l ON l.battle_id = b.id"
+)
 
-    def path_of(path: tuple[str, ...]) -> str:
-        return f"'$.{'.'.join(json.dumps(p) for p in path)}'"
 
-    def number(alias: str, path: tuple[str, ...]) -> str:
-        if dialect == "postgresql":  # s{side}.style: the counts as jsonb, parsed once
-            return f"(s{alias[-1]}.style #>> '{{{','.join(path)}}}')::bigint"
-        return f"json_extract({alias}.style, {path_of(path)})"
+def _select(dialect: str) -> dict[str, str]:
+    """The SQL of each COLUMN_TYPES column; commitments are JSON, read in each database's words."""
 
-    def text(alias: str, column: str, key: str) -> str:
+    def json_text(alias: str, column: str, key: str) -> str:
         if dialect == "postgresql":
             return f"({alias}.{column} ->> '{key}')"
         return f"json_extract({alias}.{column}, '$.{key}')"
 
-    created = "extract(epoch from v.created_at)" if dialect == "postgresql" else "v.created_at"
-    sides = []
+    columns = {
+        "choice": "v.choice",
+        "judge": "v.voter_hash",
+        "created_at": "extract(epoch from v.created_at)" if dialect == "postgresql" else "v.created_at",
+        "model_a": "b.model_a",
+        "model_b": "b.model_b",
+        "battle_status": "b.status",
+        "language_code": "b.language",
+        "categories": "b.categories",
+        "flags": "b.flags",
+        "propensity": "b.propensity",
+        "labelled": "CASE WHEN l.battle_id IS NULL THEN 0 ELSE 1 END",
+        "sides_done": "CASE WHEN ra.status = 'done' AND rb.status = 'done' THEN 1 ELSE 0 END",
+    }
+    levels = ", ".join(f"'{level}'" for level in LEVELS)
     for side in "ab":
         r = f"r{side}"
-        sides += [
-            f"{r}.id",
-            f"CASE WHEN {r}.gate THEN 1 ELSE 0 END",
-            f"{r}.status",
-            # no stored counts (SQL NULL, or JSON null as a Core insert writes None):
-            # 1, or 2 when there is no text either (FastChat's rows)
-            f"CASE WHEN {r}.id IS NULL OR CAST({r}.style AS TEXT) <> 'null' THEN 0 "
-            f"WHEN {r}.text = '' THEN 2 ELSE 1 END",
-            text(r, "commitment", "level"),
-            text(r, "commitment", "country"),
+        columns |= {
+            f"id_{side}": f"{r}.id",
+            f"gate_{side}": f"CASE WHEN {r}.gate THEN 1 ELSE 0 END",
+            # JSON null is no counts, as SQL NULL is (a Core insert writes None as JSON null);
+            # the JSON is looked at only where the columns are empty
+            f"no_style_{side}": f"CASE WHEN {r}.id IS NULL OR {r}.style_tokens IS NOT NULL THEN {STORED} "
+            f"WHEN CAST({r}.style AS TEXT) <> 'null' THEN {JSON_ONLY} "
+            f"WHEN {r}.text = '' THEN {BLANK} ELSE {FROM_TEXT} END",
+            # Commitment.from_json: a commitment counts only at a known level
+            f"answer_country_{side}": f"CASE WHEN {json_text(r, 'commitment', 'level')} IN ({levels}) "
+            f"THEN COALESCE({json_text(r, 'commitment', 'country')}, '') END",
             # as stored with the counts, else the length of the trajectory (as `db.Side.counts`)
-            f"COALESCE({number(r, ('tool_calls',))}, json_array_length({r}.trajectory), 0)",
-        ]
-    if dialect == "postgresql":
-        counts = [number(f"r{side}", path) for side in "ab" for _, path in COUNTS]
-    else:
-        counts = [f"json_extract(r{side}.style, {', '.join(path_of(p) for _, p in COUNTS)})" for side in "ab"]
-    columns = [
-        "v.choice",
-        "v.voter_hash",
-        created,
-        "b.model_a",
-        "b.model_b",
-        "b.status",
-        "b.language",
-        "b.categories",
-        "b.flags",
-        "b.propensity",
-        "CASE WHEN l.battle_id IS NULL THEN 0 ELSE 1 END",
-        *sides,
-        *counts,
-    ]
-    return (
-        f"SELECT {', '.join(columns)} FROM votes v JOIN battles b ON b.id = v.battle_id "
-        "LEFT JOIN responses ra ON ra.battle_id = b.id AND ra.side = 'a' "
-        "LEFT JOIN responses rb ON rb.battle_id = b.id AND rb.side = 'b' "
-        + (
-            # OFFSET 0 keeps the planner from copying the cast into every extraction
-            "LEFT JOIN LATERAL (SELECT ra.style::jsonb AS style OFFSET 0) sa ON true "
-            "LEFT JOIN LATERAL (SELECT rb.style::jsonb AS style OFFSET 0) sb ON true "
-            if dialect == "postgresql"
-            else ""
-        )
-        + "LEFT JOIN battle_labels l ON l.battle_id = b.id ORDER BY v.id"
-    )
+            f"tool_calls_{side}": f"COALESCE({r}.style_tool_calls, json_array_length({r}.trajectory), 0)",
+            **{f"{name}_{side}": f"{r}.{name}" for name in (*COUNTS, "style_gps")},
+        }
+    assert list(columns) == list(COLUMN_TYPES)
+    return columns
 
 
-def _copy(session: Session, query: str) -> pa.Table:
+def _copy(session: Session) -> pa.Table:
     """PostgreSQL: COPY the result out as CSV, straight into Arrow's streaming CSV reader."""
     from pyarrow import csv as pa_csv
 
+    query = f"SELECT {', '.join(_select('postgresql').values())} {FROM} ORDER BY v.id"
+    # compiling this one scan of every vote costs more than it saves
+    session.execute(text("SET LOCAL jit = off"))
     cursor = session.connection().connection.driver_connection.cursor()  # type: ignore[union-attr]
     with cursor.copy(f"COPY ({query}) TO STDOUT (FORMAT csv)") as copy:
         chunks = (bytes(chunk) for chunk in copy)
@@ -224,30 +213,67 @@ class _Stream(io.RawIOBase):
         return filled
 
 
-def _fetch(session: Session, query: str) -> pa.Table:
-    """SQLite: blocks of rows, each turned column by column into Arrow arrays."""
-    cursor = session.connection().connection.driver_connection.cursor()  # type: ignore[union-attr]
-    cursor.execute(query)
-    names, types = list(SQLITE_TYPES), list(SQLITE_TYPES.values())
-    batches = []
-    while rows := cursor.fetchmany(BLOCK):
-        arrays = [pa.array(values, kind) for values, kind in zip(zip(*rows, strict=True), types, strict=True)]
-        batches.append(pa.RecordBatch.from_arrays(arrays, names=names))
-    cursor.close()
-    if not batches:
-        return pa.table({name: pa.array([], kind) for name, kind in SQLITE_TYPES.items()})
-    return pa.Table.from_batches(batches)
+# SQLite's lines: every column but the propensity (printf would round it), after the vote id
+LINE_TYPES = {"vote_id": pa.int64()} | {name: kind for name, kind in COLUMN_TYPES.items() if name != "propensity"}
 
 
-def _split_counts(cells: pa.Array) -> list[pa.Array]:
-    """'[350,2,null,...]' per row -> one int64 array per entry of COUNTS (null: no count)."""
-    width = len(COUNTS)
-    filled = pc.fill_null(cells, "[" + ",".join(["null"] * width) + "]")
-    parts = pc.list_flatten(pc.split_pattern(pc.utf8_slice_codeunits(filled, 1, -1), ","))
-    if len(parts) != width * len(cells):
-        raise ValueError("a stored style count that is not a number")
-    numbers = pc.cast(pc.if_else(pc.equal(parts, "null"), pa.scalar(None, pa.string()), parts), pa.float64())
-    return [pc.cast(numbers.take(pa.array(np.arange(k, len(parts), width))), pa.int64()) for k in range(width)]
+def _fetch(session: Session) -> pa.Table:
+    """SQLite (no COPY): a block of votes at a time as one CSV text, made by
+    the database (a printf line per vote, joined by group_concat), into
+    Arrow's CSV reader: one Python string per block, none per vote."""
+    from pyarrow import csv as pa_csv
+
+    columns = _select("sqlite") | {"vote_id": "v.id"}
+    # %Q quotes text as SQL does ('it''s', NULL bare), %s leaves a NULL number empty
+    line = ", ".join(columns[name] for name in LINE_TYPES)
+    marks = ",".join("%Q" if pa.types.is_string(kind) else "%s" for kind in LINE_TYPES.values())
+    query = (
+        "SELECT group_concat(line, char(10)), max(id) FROM ("
+        f"SELECT printf('{marks}', {line}) AS line, v.id AS id {FROM} WHERE v.id > ? ORDER BY v.id LIMIT {BLOCK})"
+    )
+    options = {
+        "read_options": pa_csv.ReadOptions(column_names=list(LINE_TYPES), use_threads=False),
+        "parse_options": pa_csv.ParseOptions(quote_char="'", double_quote=True, newlines_in_values=True),
+        "convert_options": pa_csv.ConvertOptions(
+            column_types=LINE_TYPES,
+            null_values=["", "NULL"],
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=False,
+        ),
+    }
+    connection = session.connection().connection.driver_connection
+    blocks, last = [], -(2**63)
+    while True:
+        found, top = connection.execute(query, (last,)).fetchone()  # type: ignore[union-attr]
+        if found is None:
+            break
+        blocks.append(pa_csv.read_csv(io.BytesIO(found.encode()), **options))
+        last = top
+    if not blocks:
+        return _empty()
+    table = pa.concat_tables(blocks)
+    ids = table.column("vote_id").to_numpy()
+    if ids.size > 1 and not bool((ids[1:] > ids[:-1]).all()):  # group_concat promises no order
+        table = table.take(pc.sort_indices(table.column("vote_id")))
+        ids = table.column("vote_id").to_numpy()
+    return table.append_column("propensity", _propensities(connection, ids))
+
+
+def _propensities(connection: Any, ids: np.ndarray) -> pa.Array:
+    """Each vote's battle propensity, read as the float it is, in the order of `ids`
+    (votes cast since the blocks were read are not among them)."""
+    values = np.full(ids.size, np.nan)
+    query = (
+        "SELECT v.id, b.propensity FROM votes v JOIN battles b ON b.id = v.battle_id "
+        "WHERE b.propensity IS NOT NULL AND v.id <= ?"
+    )
+    found = connection.execute(query, (int(ids[-1]),)).fetchall()
+    if found:
+        vote, propensity = (np.array(c) for c in zip(*found, strict=True))
+        at = np.searchsorted(ids, vote)
+        read = ids[at] == vote  # a vote deleted since is no row here, and one cast since is none there
+        values[at[read]] = propensity[read]
+    return pa.array(values, mask=np.isnan(values))
 
 
 def _epoch_seconds(text: pa.Array) -> pa.Array:
@@ -256,39 +282,39 @@ def _epoch_seconds(text: pa.Array) -> pa.Array:
     return pc.divide(pc.cast(micros, pa.float64()), 1e6)
 
 
-def _count_unstyled(session: Session, col: dict[str, pa.Array], cache: FeatureCounts) -> None:
-    """Answers stored without style counts, counted from their text (once per answer with `cache`)."""
-    empty = style_features("")
+def _count_unstored(session: Session, col: dict[str, pa.Array], cache: FeatureCounts) -> None:
+    """Fill in the counts of answers stored without the integer columns: from
+    their JSON where it has them, else counted from their text (once per answer with `cache`)."""
+    empty = style_columns(style_features(""))
     for side in "ab":
-        unstyled = col[f"no_style_{side}"].to_numpy(zero_copy_only=False)
-        rows, blank = np.flatnonzero(unstyled == 1), np.flatnonzero(unstyled == 2)
+        how = col[f"no_style_{side}"].to_numpy(zero_copy_only=False)
+        rows, blank = np.flatnonzero((how == FROM_TEXT) | (how == JSON_ONLY)), np.flatnonzero(how == BLANK)
         if not rows.size and not blank.size:
             continue
         ids = col[f"id_{side}"].take(pa.array(rows)).to_pylist()
         missing = [i for i in ids if i not in cache]
         for start in range(0, len(missing), 500):  # bounded IN lists
             part = missing[start : start + 500]
-            for rid, text in session.execute(select(Response.id, Response.text).where(Response.id.in_(part))):
-                cache[rid] = style_features(text or "")
-        for name, path in COUNTS:
+            query = select(Response.id, Response.text, Response.style).where(Response.id.in_(part))
+            for rid, answer, style in session.execute(query):
+                cache[rid] = style if style is not None else style_features(answer or "")
+        found = [style_columns(cache[i]) for i in ids]
+        for name in (*COUNTS, "style_gps"):
             values = col[f"{name}_{side}"].to_numpy(zero_copy_only=False).astype(np.float64)
-            values[rows] = [_dig(cache[i], path) for i in ids]
-            values[blank] = _dig(empty, path)
+            values[rows] = [f[name] for f in found]
+            values[blank] = empty[name]
             col[f"{name}_{side}"] = pa.array(values, mask=np.isnan(values)).cast(pa.int64())
-
-
-def _dig(counts: dict[str, Any], path: tuple[str, ...]) -> float:
-    value: Any = counts
-    for key in path:
-        value = value.get(key) if isinstance(value, dict) else None
-    return float("nan") if value is None else float(value)
+        # the trajectory's length (the query's) unless stored with the counts
+        tools = col[f"tool_calls_{side}"].to_numpy(zero_copy_only=False).copy()
+        for row, f in zip(rows, found, strict=True):
+            if f["style_tool_calls"] is not None:
+                tools[row] = f["style_tool_calls"]
+        col[f"tool_calls_{side}"] = pa.array(tools)
 
 
 def _rank_table(session: Session, col: dict[str, pa.Array]) -> pa.Table:
     """The RANK_SCHEMA columns, as `db.export_vote` and `format.to_row` would write them."""
     rows = len(col["choice"])
-    none = pa.scalar(None, pa.string())
-    done = [pc.fill_null(pc.equal(col[f"status_{side}"], "done"), False) for side in "ab"]
     out: dict[str, pa.Array] = {
         "model_a": col["model_a"],
         "model_b": col["model_b"],
@@ -297,10 +323,10 @@ def _rank_table(session: Session, col: dict[str, pa.Array]) -> pa.Table:
         "anony": pa.nulls(rows, pa.bool_()),  # a vote cast with names shown carries the flag already
         "language": pa.nulls(rows, pa.string()),
         "tstamp": col["created_at"],
-        "conv_metadata": _metadata(col),
+        "conv_metadata": pa.nulls(rows, RANK_SCHEMA.field("conv_metadata").type),
         "language_code": col["language_code"],
-        "gps_count_a": pc.fill_null(col["gps_count_a"], 0),
-        "gps_count_b": pc.fill_null(col["gps_count_b"], 0),
+        "gps_count_a": pc.fill_null(col["style_gps_a"], 0),
+        "gps_count_b": pc.fill_null(col["style_gps_b"], 0),
         "tool_calls_a": pc.fill_null(col["tool_calls_a"], 0),
         "tool_calls_b": pc.fill_null(col["tool_calls_b"], 0),
         "gate_a": pc.equal(pc.fill_null(col["gate_a"], 0), 1),
@@ -308,13 +334,11 @@ def _rank_table(session: Session, col: dict[str, pa.Array]) -> pa.Table:
         "categories": _string_lists(col["categories"]),
         "flags": _string_lists(col["flags"]),
         "battle_status": col["battle_status"],
-        "sides_done": pc.and_(done[0], done[1]),
+        "sides_done": pc.equal(col["sides_done"], 1),
         "propensity": col["propensity"],
+        "answer_country_a": col["answer_country_a"],
+        "answer_country_b": col["answer_country_b"],
     }
-    for side in "ab":
-        # Commitment.from_json: a commitment counts only at a known level
-        known = pc.fill_null(pc.is_in(col[f"level_{side}"], value_set=pa.array(list(LEVELS))), False)
-        out[f"answer_country_{side}"] = pc.if_else(known, pc.fill_null(col[f"country_{side}"], ""), none)
     out.update(_truth(session, col))
     return pa.Table.from_arrays([out[f.name] for f in RANK_SCHEMA], schema=RANK_SCHEMA)
 
@@ -323,20 +347,6 @@ def _winner(choice: pa.Array) -> pa.Array:
     choices = list(CHOICE_TO_WINNER)
     index = pc.index_in(choice, value_set=pa.array(choices))
     return pa.DictionaryArray.from_arrays(index, pa.array([CHOICE_TO_WINNER[c] for c in choices])).cast(pa.string())
-
-
-def _metadata(col: dict[str, pa.Array]) -> pa.StructArray:
-    kind = RANK_SCHEMA.field("conv_metadata").type
-    children = []
-    for field in kind:
-        if pa.types.is_struct(field.type):  # header_count_a: {h1: ..., h6: ...}
-            group, side = field.name.rsplit("_", 1)
-            parts = [pc.fill_null(col[f"{group}.{key.name}_{side}"], 0) for key in field.type]
-            children.append(pa.StructArray.from_arrays(parts, fields=list(field.type)))
-        else:  # sum_assistant_a_tokens
-            side = field.name.removeprefix("sum_assistant_")[0]
-            children.append(pc.fill_null(col[f"sum_assistant_tokens_{side}"], 0))
-    return pa.StructArray.from_arrays(children, fields=list(kind))
 
 
 def _string_lists(cells: pa.Array) -> pa.Array:

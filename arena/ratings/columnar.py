@@ -49,7 +49,7 @@ def log_from_table(table: pa.Table, metadata: MetadataCounts | None = None) -> t
     Parquet file's, a row group at a time); else the table's are used."""
     col = {name: _array(table.column(name)) for name in table.column_names}
     if not table.num_rows:
-        return log_from_trusted_table(table)
+        return VoteLogBuilder().build(), {}
     names = _Names.of(col["model_a"], col["model_b"])
     if names is None:
         return None
@@ -61,17 +61,16 @@ def log_from_table(table: pa.Table, metadata: MetadataCounts | None = None) -> t
     return _log(col, names, winner, metadata)
 
 
-def log_from_trusted_table(table: pa.Table) -> tuple[VoteLog, dict[str, int]]:
+def log_from_trusted_table(table: pa.Table, metadata: MetadataCounts) -> tuple[VoteLog, dict[str, int]]:
     """The same from the database's own votes, unchecked: its constraints and
-    our writers hold them, and ranking them never refused one."""
+    our writers hold them, and ranking them never refused one. `metadata`:
+    the style counts, stored summed (the table's conv_metadata is not read)."""
     col = {name: _array(table.column(name)) for name in table.column_names}
     if table.num_rows == 0:
         return VoteLogBuilder().build(), {}
     names = _Names.of(col["model_a"], col["model_b"])
     assert names is not None, "the database holds a vote without a contender"
-    return _log(
-        col, names, _index_in(col["winner"], WINNER_NAMES), MetadataCounts.of(col["conv_metadata"], check=False)
-    )
+    return _log(col, names, _index_in(col["winner"], WINNER_NAMES), metadata)
 
 
 class _Names:

@@ -112,7 +112,9 @@ def log_from_database(session: Session, cache: FeatureCounts | None = None) -> t
     `arena rank --every`, means that happens once per answer per process."""
     from arena.export.vote_table import read_vote_table
     from arena.ratings.columnar import log_from_trusted_table, release_arrow_memory
+    from arena.ratings.metadata import MetadataCounts
 
-    found = log_from_trusted_table(read_vote_table(session, cache))
+    votes = read_vote_table(session, cache)
+    found = log_from_trusted_table(votes.table, MetadataCounts.of_sums(votes.counts["a"], votes.counts["b"]))
     release_arrow_memory()
     return found

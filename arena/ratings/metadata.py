@@ -61,6 +61,11 @@ class MetadataCounts:
         a, b, missing = (np.concatenate(p) if len(p) > 1 else p[0] for p in parts.values())
         return cls(a, b, missing if missing.any() else None)
 
+    @classmethod
+    def of_sums(cls, a: list[np.ndarray], b: list[np.ndarray]) -> MetadataCounts:
+        """From the four count columns per side, summed already (the database's)."""
+        return cls(compact_counts(a), compact_counts(b))
+
     def features(self, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
         """The counts of the votes `rows` (None: every vote), or None when one
         of them has no conv_metadata (then no vote has style features, as the

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from sqlalchemy import select, update
 
 from arena.answers.style import style_features
 from arena.db.session import make_engine, make_sessionmaker
-from arena.db.tables import BattleLabel, Response
+from arena.db.tables import Battle, BattleLabel, Response
 from arena.export.columnar import RANK_SCHEMA
 from arena.export.db import export_rows
 from arena.export.vote_table import read_vote_table
@@ -32,6 +33,17 @@ def seed_varied(session) -> None:  # type: ignore[no-untyped-def]
     json_null = add_voted_battle(session, "geo-large", "geo-small+gate", "b", minute=94)
     # a Core write of None stores JSON null, not SQL NULL (as `arena import` does for FastChat rows)
     session.execute(update(Response).where(Response.battle_id == json_null).values(style=None))
+    old_style = add_voted_battle(session, "geo-small", "geo-large+gate", "a", minute=95)
+    # counts in the JSON only, as code older than the integer columns stored them
+    session.execute(
+        update(Response)
+        .where(Response.battle_id == old_style, Response.side == "b")
+        .values(style=style_features("## B\n1. one\n2. two\n_it_ at (48.85, 2.35)") | {"tool_calls": 2})
+    )
+    # quotes, commas and a line break in text cells, and propensities no short decimal holds
+    quirky = add_voted_battle(session, 'it\'s, "geo"', "geo-large", "a", minute=96, voter="v'1,\n2")
+    for battle_id, propensity in ((quirky, 1 / 3), (styled, 0.1 + 0.2)):
+        session.execute(update(Battle).where(Battle.id == battle_id).values(propensity=propensity))
     sides = {(r.battle_id, r.side): r for r in session.scalars(select(Response))}
     sides[styled, "a"].style = style_features("# A\n- one\n- two\n**bold** 48.85 N, 2.35 E") | {"tool_calls": 3}
     # no stored counts: the tool calls are the trajectory's steps
@@ -56,10 +68,10 @@ class TestVoteTable:
         sessions = make_sessionmaker(make_engine(database_url))
         with sessions() as session:
             seed_varied(session)
-            table = read_vote_table(session)
+            table = read_vote_table(session).table
             from_database = log_from_database(session)
             rows = list(export_rows(session))
-        assert table.schema == RANK_SCHEMA and table.num_rows == 20
+        assert table.schema == RANK_SCHEMA and table.num_rows == 22
         path = tmp_path / "votes.jsonl"
         path.write_bytes(b"".join(write_rows(rows, "jsonl")))
         from_file = log_from_file(path)
@@ -69,6 +81,7 @@ class TestVoteTable:
         assert log.labelled[0].country_hit_b is None and log.labelled[0].error_km_b is None
         assert {"continent:Europe", "country:France", "answers agree:France"} <= set(log.categories)
         assert sorted(set(log.features_a[:, -1]) | set(log.features_b[:, -1])) == [0.0, 2.0, 3.0]
+        assert sorted(log.propensity[~np.isnan(log.propensity)]) == [0.1 + 0.2, 1 / 3]
         assert from_database[1] == {"abandoned": 1, "flagged:identity_leak": 1, "side_failed": 1}
 
     def test_answers_without_counts_are_counted_once_per_process(self, database_url):
@@ -85,7 +98,7 @@ class TestVoteTable:
 
     def test_an_empty_database(self, database_url):
         with make_sessionmaker(make_engine(database_url))() as session:
-            table = read_vote_table(session)
+            table = read_vote_table(session).table
             log, excluded = log_from_database(session)
         assert table.num_rows == 0 and table.schema == RANK_SCHEMA
         assert log.size == 0 and excluded == {}
