@@ -1,15 +1,18 @@
 """Battle events across replicas on PostgreSQL: LISTEN/NOTIFY as the doorbell,
 rows as the letters.
 
-The replica running a battle writes its events to `battle_events` in small
-batches (one writer for all the replica's battles, `EventOutbox`) and, in the
-same transaction, `NOTIFY arena_battle_events, '<battle id>'`
-(PostgreSQL delivers it at commit, so the rows are there when it arrives; the
-payload is a pointer because a notification carries at most 8000 bytes and
-one delta may not). Each replica holds one LISTEN connection; a watcher of a
-battle running elsewhere waits on its doorbell and reads the rows after the
-last one it sent. SQLite has no NOTIFY and runs as one process: there the
-runner's in-memory fan-out is the whole story.
+A replica writes a battle's events only once a watcher elsewhere asks for
+them: that watcher sends `NOTIFY arena_battle_watch, '<battle id>'`, and the
+replica running the battle then writes every event it has published so far
+and each one after to `battle_events`, in small batches (one writer for all
+the replica's battles, `EventOutbox`), and in the same transaction
+`NOTIFY arena_battle_events, '<battle id>'` (PostgreSQL delivers it at commit,
+so the rows are there when it arrives; the payload is a pointer because a
+notification carries at most 8000 bytes and one delta may not). Each replica
+holds one LISTEN connection for both channels; a watcher of a battle running
+elsewhere waits on its doorbell and reads the rows after the last one it sent.
+SQLite has no NOTIFY and runs as one process: there the runner's in-memory
+fan-out is the whole story.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import cast
@@ -34,10 +37,16 @@ log = logging.getLogger(__name__)
 EVENTS = cast(Table, BattleEventRow.__table__)  # Core: rows, not objects
 
 CHANNEL = "arena_battle_events"
+WATCH_CHANNEL = "arena_battle_watch"  # "someone elsewhere watches this battle: write its events"
 APPLICATION_NAME = "arena-event-relay"  # how its connections show in pg_stat_activity
 RECONNECT_DELAY = 1.0  # seconds between attempts to get the LISTEN connection back
 # rows older than this are pruned; longer than any battle may run (the runner passes its timeout)
 KEEP_EVENTS = timedelta(minutes=10)
+
+
+def announce_watcher(session: Session, battle_id: str) -> None:
+    """Ask the replica running the battle to write its events (delivered at commit)."""
+    session.execute(text("SELECT pg_notify(:channel, :battle_id)"), {"channel": WATCH_CHANNEL, "battle_id": battle_id})
 
 
 def write_event_batches(session: Session, batches: dict[str, list[tuple[int, BattleEvent]]]) -> None:
@@ -49,7 +58,8 @@ def write_event_batches(session: Session, batches: dict[str, list[tuple[int, Bat
         for battle_id, events in batches.items()
         for seq, e in events
     ]
-    session.execute(insert(EVENTS), rows)
+    if rows:  # a battle with none only has its doorbell rung (`EventOutbox.ring`)
+        session.execute(insert(EVENTS), rows)
     session.execute(
         text("SELECT pg_notify(:channel, battle_id) FROM unnest(CAST(:ids AS text[])) AS battle_id"),
         {"channel": CHANNEL, "ids": list(batches)},
@@ -69,6 +79,14 @@ class EventOutbox:
 
     def add(self, battle_id: str, seq: int, event: BattleEvent) -> None:
         self._waiting.setdefault(battle_id, []).append((seq, event))
+        self._start_writer()
+
+    def ring(self, battle_id: str) -> None:
+        """Ring the battle's doorbell with the next batch, with no events of its own."""
+        self._waiting.setdefault(battle_id, [])
+        self._start_writer()
+
+    def _start_writer(self) -> None:
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_waiting(), name="battle-events")
 
@@ -124,6 +142,9 @@ class EventRelay:
         self._doorbells: dict[str, set[asyncio.Event]] = defaultdict(set)
         self._task: asyncio.Task[None] | None = None
         self.listening = asyncio.Event()  # cleared while the connection is down: watchers poll
+        self.on_watcher: Callable[[str], None] | None = None  # told the battle id of each announced watcher
+        # called whenever LISTEN starts, again after an outage: announcements sent meanwhile were lost
+        self.on_listening: Callable[[], None] | None = None
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._listen(), name="battle-event-relay")
@@ -153,10 +174,16 @@ class EventRelay:
                     self._dsn, autocommit=True, application_name=APPLICATION_NAME
                 ) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
+                    await conn.execute(f"LISTEN {WATCH_CHANNEL}")
                     self.listening.set()
                     self._ring_all()  # anything sent while we were away is read now
+                    if self.on_listening is not None:
+                        self.on_listening()
                     async for notify in conn.notifies():
-                        self._ring(notify.payload)
+                        if notify.channel == CHANNEL:
+                            self._ring(notify.payload)
+                        elif self.on_watcher is not None:
+                            self.on_watcher(notify.payload)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

@@ -113,6 +113,11 @@ def claim_battle(session: Session, battle_id: str) -> bool:
     return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
 
+def still_pending(session: Session, battle_ids: Collection[str]) -> set[str]:
+    """Which of these battles no stream has started yet."""
+    return set(session.scalars(select(Battle.id).where(Battle.id.in_(battle_ids), Battle.status == "pending")))
+
+
 def start_responses(session: Session, battle_id: str) -> None:
     """A claimed battle's answers are streaming from now."""
     session.execute(

@@ -4,11 +4,13 @@ every stream that watches, each side persisted the moment it finishes.
 The first stream to open a pending battle claims it in the database and
 starts the run; a second stream in the same process joins the run, and one on
 another replica follows it through the database, so the contenders never run
-twice. On PostgreSQL the running replica writes its events as it publishes
-them and a watcher elsewhere is woken by NOTIFY (`arena.battles.relay`), so it
-sees each delta as it happens; on SQLite (one process) a watcher that finds
-no run here waits for the battle to finish and replays it. When the last watcher disconnects, the upstream
-calls are cancelled and the battle is marked abandoned.
+twice. On PostgreSQL a watcher elsewhere announces itself, the running replica
+then writes the battle's events (those so far, then each as it publishes it)
+and the watcher is woken by NOTIFY (`arena.battles.relay`), so it sees each
+delta as it happens; a battle nobody watches elsewhere writes none. On SQLite
+(one process) a watcher that finds no run here waits for the battle to finish
+and replays it. When the last watcher disconnects, the upstream calls are
+cancelled and the battle is marked abandoned.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import itertools
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -30,7 +32,7 @@ from arena.answers.markdown import parse_markdown, render_markdown
 from arena.answers.style import style_features
 from arena.battles import repository
 from arena.battles.events import KEEP_ALIVE, RECONNECT, RECONNECT_HINT, BattleEvent
-from arena.battles.relay import KEEP_EVENTS, EventOutbox, EventRelay, prune_events, read_events
+from arena.battles.relay import KEEP_EVENTS, EventOutbox, EventRelay, announce_watcher, prune_events, read_events
 from arena.contenders.base import (
     Contender,
     ContenderError,
@@ -95,12 +97,21 @@ class BattleRuns:
         relay: EventRelay | None = None,
     ) -> None:
         self.max_battles = max_battles
-        # slots held by battles being made here whose stream has not opened yet: key -> expiry
-        self._reserved: dict[str, float] = {}
+        # places held by battles being made here: no lapse while their creation is in progress
+        self._making: set[str] = set()
+        # places held by battles made here whose stream has not opened: battle id -> when it lapses
+        self._unopened: dict[str, float] = {}
         self._slot_ids = itertools.count()
         self.relay = relay
         # events for watchers on other replicas, one writer for every battle (with a relay only)
         self.outbox = EventOutbox(sessions) if relay is not None else None
+        # watchers announced of battles not running here: of one whose run starts in a moment
+        # (claimed, not yet started), or one that ended here just before: battle id -> when
+        self._announced: dict[str, float] = {}
+        self._ended_here: dict[str, float] = {}
+        if relay is not None:
+            relay.on_watcher = self._watcher_elsewhere
+            relay.on_listening = self._share_all
         self.draining = False  # set by `drain`: no new battles here, watchers go elsewhere
         self.max_answer_chars = max_answer_chars
         self.lease = lease
@@ -117,13 +128,14 @@ class BattleRuns:
     def running(self) -> int:
         return len(self._runs)
 
-    @contextmanager
-    def slot(self) -> Iterator[Slot]:
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[Slot]:
         """Hold one of the replica's `max_battles` places while a battle is made, or refuse with
         503 and Retry-After when they are taken: better than admitting a battle whose streams
         would then wait for upstream connections and fail midway. The place passes to the run
-        when its stream opens, and lapses after a lease if no stream comes."""
-        self._expire_reservations()
+        when its stream opens here; when it opens on another replica (or worker), that one runs
+        and counts it, and this one lets the place go once the database says so; if no stream
+        comes, the place lapses after a lease."""
         if self.draining:
             raise ClientError(
                 503,
@@ -131,7 +143,9 @@ class BattleRuns:
                 "This server is restarting; please try again in a moment.",
                 headers={"Retry-After": str(DRAIN_RETRY_AFTER)},
             )
-        if self.running + len(self._reserved) >= self.max_battles:
+        if not self._has_room():
+            await self._release_opened_elsewhere()
+        if not self._has_room():
             raise ClientError(
                 503,
                 "arena_full",
@@ -139,18 +153,42 @@ class BattleRuns:
                 headers={"Retry-After": str(FULL_RETRY_AFTER)},
             )
         held = Slot(key=f"making-{next(self._slot_ids)}")
-        self._reserved[held.key] = time.monotonic() + self.lease
+        self._making.add(held.key)
         try:
             yield held
         finally:
-            self._reserved.pop(held.key, None)
+            self._making.discard(held.key)
             if held.battle_id is not None and held.battle_id not in self._runs:
-                self._reserved[held.battle_id] = time.monotonic() + self.lease
+                self._unopened[held.battle_id] = time.monotonic() + self.lease
 
-    def _expire_reservations(self) -> None:
+    @property
+    def places_taken(self) -> int:
+        return self.running + len(self._making) + len(self._unopened)
+
+    def _has_room(self) -> bool:
         now = time.monotonic()
-        for key in [k for k, expiry in self._reserved.items() if expiry <= now]:
-            del self._reserved[key]
+        for battle_id in [b for b, lapses in self._unopened.items() if lapses <= now]:
+            del self._unopened[battle_id]
+        return self.places_taken < self.max_battles
+
+    async def _release_opened_elsewhere(self) -> None:
+        """Let go of the places of battles made here that another process has started since
+        (it holds them now), asking the database only when the replica looks full."""
+        battle_ids = list(self._unopened)
+        if not battle_ids:
+            return
+        try:
+            pending = await asyncio.to_thread(self._still_pending, battle_ids)
+        except Exception:  # a database outage: the places stay held, the battle is refused
+            log.warning("could not ask which of %d battle(s) have started", len(battle_ids), exc_info=True)
+            return
+        for battle_id in battle_ids:
+            if battle_id not in pending:
+                self._unopened.pop(battle_id, None)
+
+    def _still_pending(self, battle_ids: list[str]) -> set[str]:
+        with self.sessions() as session:
+            return repository.still_pending(session, battle_ids)
 
     async def stream(self, battle_id: str) -> AsyncIterator[str]:
         """SSE text for one watcher of the battle."""
@@ -231,14 +269,38 @@ class BattleRuns:
         return prompt, image, sides
 
     def _start(self, battle_id: str, prompt: str, image: ContenderImage, sides: dict[str, str]) -> BattleRun:
-        self._reserved.pop(battle_id, None)  # its place passes to the run
+        self._unopened.pop(battle_id, None)  # its place passes to the run
         run = BattleRun(self, battle_id, prompt, image, sides)
         self._runs[battle_id] = run
         run.task = asyncio.create_task(run.run(), name=f"battle-{battle_id}")
-        run.task.add_done_callback(lambda _: self._runs.pop(battle_id, None))
+        run.task.add_done_callback(lambda _: self._run_ended(battle_id))
+        if self._announced.pop(battle_id, None) is not None:
+            run.share_events()
         if self._leases is None or self._leases.done():
             self._leases = asyncio.create_task(self._renew_leases(), name="battle-leases")
         return run
+
+    def _run_ended(self, battle_id: str) -> None:
+        self._runs.pop(battle_id, None)
+        if self.outbox is not None:
+            _remember(self._ended_here, battle_id, self.lease)
+
+    def _watcher_elsewhere(self, battle_id: str) -> None:
+        """A watcher on another replica asks for the battle's events (every replica hears it)."""
+        run = self._runs.get(battle_id)
+        if run is not None:
+            run.share_events()
+        elif battle_id in self._ended_here and self.outbox is not None:
+            # over before it asked, with no rows written: its doorbell sends it to the stored replay
+            self.outbox.ring(battle_id)
+        else:
+            _remember(self._announced, battle_id, self.lease)
+
+    def _share_all(self) -> None:
+        """After a LISTEN outage, whose announcements were lost: any battle running here may
+        have a watcher elsewhere."""
+        for run in self._runs.values():
+            run.share_events()
 
     async def _renew_leases(self) -> None:
         """Every lease / 3, while battles run here, renew all their leases in one statement: a
@@ -289,6 +351,8 @@ class BattleRuns:
         seen_finished = False
         look_now = True  # a battle that already ended (or never started) is replayed at once
         with self.relay.doorbell(battle_id) as bell:
+            # after the doorbell is hung: the runner's first rows ring it
+            await asyncio.to_thread(self._announce_watcher, battle_id)
             while True:
                 if self.draining:  # followed elsewhere from now on (seen within lease / 3)
                     yield RECONNECT
@@ -301,15 +365,19 @@ class BattleRuns:
                     if event.name == "end":
                         return
                 if events:
+                    look_now = False
                     continue
                 # The doorbell rings for new rows; only a quiet while makes us ask why.
                 listening = self.relay.listening.is_set()
                 try:
                     if not look_now:
                         await asyncio.wait_for(bell.wait(), self.lease / 3 if listening else POLL_INTERVAL)
+                        # a ring before any event, with none to read: the battle ended unwatched
+                        look_now = sent == 0
                         continue
                 except TimeoutError:
-                    pass
+                    if sent == 0:  # the runner may have missed the announcement (its LISTEN was down)
+                        await asyncio.to_thread(self._announce_watcher, battle_id)
                 look_now = False
                 battle = await asyncio.to_thread(self._load, battle_id)
                 if battle is None:
@@ -331,6 +399,10 @@ class BattleRuns:
                         return
                     seen_finished = True  # its `end` row may be a moment behind the status
                 yield KEEP_ALIVE
+
+    def _announce_watcher(self, battle_id: str) -> None:
+        with self.sessions.begin() as session:
+            announce_watcher(session, battle_id)
 
     def _read_events(self, battle_id: str, after: int) -> list[tuple[int, BattleEvent]]:
         with self.sessions() as session:
@@ -392,6 +464,7 @@ class BattleRun:
         self.sides = {side: _Side(side, name) for side, name in sides.items()}
         self.history: list[BattleEvent] = []
         self.watchers: set[asyncio.Queue[BattleEvent]] = set()
+        self.shared = False  # its events go to the outbox: a watcher elsewhere asked for them
         self.finished = False
         self.task: asyncio.Task[None]
 
@@ -424,6 +497,16 @@ class BattleRun:
                 # browser reconnects (EventSource does by itself) within the grace.
                 asyncio.get_running_loop().call_later(self.runs.abandon_grace, self._cancel_if_unwatched)
 
+    def share_events(self) -> None:
+        """From now on, write the battle's events for watchers on other replicas: the ones
+        published so far first, so they miss none."""
+        outbox = self.runs.outbox
+        if self.shared or outbox is None:
+            return
+        self.shared = True
+        for seq, event in enumerate(self.history, 1):
+            outbox.add(self.battle_id, seq, event)
+
     def _cancel_if_unwatched(self) -> None:
         if not self.watchers and not self.finished:
             self.task.cancel()
@@ -432,7 +515,7 @@ class BattleRun:
         try:
             await self._run()
         finally:
-            if self.runs.outbox is not None:
+            if self.runs.outbox is not None and self.shared:
                 # the last events (`end` above all) must reach the other replicas, even when cancelled
                 await self.runs.outbox.flush(self.battle_id)
 
@@ -567,8 +650,9 @@ class BattleRun:
         self.history.append(event)
         for queue in self.watchers:
             queue.put_nowait(event)
-        if self.runs.outbox is not None:
-            self.runs.outbox.add(self.battle_id, len(self.history), event)
+        outbox = self.runs.outbox
+        if self.shared and outbox is not None:
+            outbox.add(self.battle_id, len(self.history), event)
 
     def _ended(self, status: str) -> None:
         if self.runs.hooks.on_battle_end is not None:
@@ -637,6 +721,15 @@ class BattleRun:
                     )
             repository.finish_battle(session, self.battle_id, "abandoned", [])
         log.info("battle %s abandoned: its last watcher disconnected", self.battle_id)
+
+
+def _remember(times: dict[str, float], battle_id: str, keep: float) -> None:
+    """Note when, forgetting what is older than `keep` seconds (the oldest come first)."""
+    now = time.monotonic()
+    times.pop(battle_id, None)
+    times[battle_id] = now
+    while times and next(iter(times.values())) < now - keep:
+        del times[next(iter(times))]
 
 
 def _style_and_html(answer: str) -> tuple[dict[str, Any], str]:

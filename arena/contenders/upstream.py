@@ -11,13 +11,20 @@ request going to the shard with the fewest in flight: httpcore's pool does work
 quadratic in its connections on every request and every answer's end (it counts
 the idle ones once for each idle one), which at 1,000 connections in one pool
 cost more than the streams themselves.
+
+httpx reads HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY only for a client whose
+transport it makes itself, so each provider's client mounts the environment's
+proxies the way httpx mounts them for its own: a sharded transport through the
+proxy for each proxy pattern, the direct one for NO_PROXY's hosts and the rest.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 
 import httpx
+from httpx._utils import get_environment_proxies
 
 from arena.config import origin_of
 
@@ -39,8 +46,10 @@ class UpstreamClients:
             return self.other
         client = self._clients.get(origin)
         if client is None:
-            transport = ShardedTransport(self._size_of(origin))
-            client = self._clients[origin] = httpx.AsyncClient(follow_redirects=False, transport=transport)
+            size = self._size_of(origin)
+            client = self._clients[origin] = httpx.AsyncClient(
+                follow_redirects=False, transport=ShardedTransport(size), mounts=_proxy_mounts(size)
+            )
         return client
 
     def sizes(self) -> dict[str, int]:
@@ -58,11 +67,11 @@ class ShardedTransport(httpx.AsyncBaseTransport):
     goes to the pool with the fewest requests in flight, so it waits for a connection only when
     all `size` are busy, as in one pool of that size."""
 
-    def __init__(self, size: int, shard: int = SHARD_CONNECTIONS) -> None:
+    def __init__(self, size: int, shard: int = SHARD_CONNECTIONS, proxy: str | None = None) -> None:
         count = -(-max(size, 1) // shard)
         each = -(-max(size, 1) // count)
         limits = httpx.Limits(max_connections=each, max_keepalive_connections=each, keepalive_expiry=KEEPALIVE_EXPIRY)
-        self.shards = [httpx.AsyncHTTPTransport(limits=limits) for _ in range(count)]
+        self.shards = [httpx.AsyncHTTPTransport(limits=limits, proxy=proxy) for _ in range(count)]
         self.in_flight = [0] * count
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -80,6 +89,30 @@ class ShardedTransport(httpx.AsyncBaseTransport):
     async def aclose(self) -> None:
         for shard in self.shards:
             await shard.aclose()
+
+
+def _proxy_mounts(size: int) -> dict[str, httpx.AsyncBaseTransport | None]:
+    """The environment's proxies as httpx mounts them (None: the client's direct transport);
+    a proxied transport is made on its first request, as most patterns never match the origin."""
+    return {
+        pattern: None if proxy is None else _OnFirstUse(partial(ShardedTransport, size, proxy=proxy))
+        for pattern, proxy in get_environment_proxies().items()
+    }
+
+
+class _OnFirstUse(httpx.AsyncBaseTransport):
+    def __init__(self, make: Callable[[], httpx.AsyncBaseTransport]) -> None:
+        self._make = make
+        self._made: httpx.AsyncBaseTransport | None = None
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self._made is None:
+            self._made = self._make()
+        return await self._made.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        if self._made is not None:
+            await self._made.aclose()
 
 
 class _Counted(httpx.AsyncByteStream):

@@ -95,7 +95,7 @@ async def create_battle(
 ) -> JSONResponse:
     """Start a battle from an uploaded photo and a question."""
     # a full replica refuses first, before it reads the upload (503 with Retry-After)
-    with services.battle_runs.slot() as slot:
+    async with services.battle_runs.slot() as slot:
         return await _create_battle(request, settings, db, services, slot)
 
 

@@ -1,6 +1,6 @@
 """Two real `arena serve` processes on one PostgreSQL: a battle's events reach a
-watcher on the other replica as they happen (LISTEN/NOTIFY), and outage
-cool-downs are shared."""
+watcher on the other replica as they happen (LISTEN/NOTIFY), and are written
+only when such a watcher asks; outage cool-downs are shared."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import statistics
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 from sqlalchemy import select
+from sqlalchemy.engine import make_url
 
 from arena.db.session import make_engine
 from arena.db.tables import Battle, ContenderHealth
@@ -171,17 +173,51 @@ class TestRelayOutage:
             ):
                 battle_id = await start(one, "", photo_bytes)
                 path = f"/api/battles/{battle_id}/events"
-                runner = events(one, path)
-                first_event = await anext(runner)
+                # ASGITransport hands over a response once the app has sent all of it: the
+                # streams run as tasks, the watcher joining while the battle runs
+                runner = asyncio.create_task(collect(one, path))
+                await asyncio.sleep(0.5)
+                assert not runner.done()
                 watcher = asyncio.create_task(collect(two, path))
                 await asyncio.sleep(0.3)
                 cut = await asyncio.to_thread(_terminate, settings.resolved_database_url, APPLICATION_NAME)
                 assert cut >= 1
-                on_one = [first_event] + [e async for e in runner]
+                on_one = await asyncio.wait_for(runner, 20)
                 on_two = await asyncio.wait_for(watcher, 20)
             await asyncio.wait_for(relay.listening.wait(), 10)  # and it is listening again
         assert [e.name for e in on_two] == [e.name for e in on_one]
         assert answer_text(on_two, "a") == answer_text(on_one, "a") != ""
+
+    async def test_a_watcher_announced_while_the_connections_are_cut_still_gets_every_event(
+        self, settings, openai_server, tmp_path: Path, photo_bytes: bytes
+    ) -> None:
+        from arena.app import create_app
+        from arena.battles.relay import APPLICATION_NAME
+
+        base_url, _ = openai_server
+        pool = write_pool(tmp_path / "steady.toml", base_url, {"one": "steady-6-one", "two": "steady-6-two"})
+        pool.write_text(pool.read_text() + NO_READING_TIME)
+        settings = settings.model_copy(update={"config": pool})
+        first, second = create_app(settings), create_app(settings)
+        async with first.router.lifespan_context(first), second.router.lifespan_context(second):
+            relay = first.state.services.battle_runs.relay
+            await asyncio.wait_for(relay.listening.wait(), 10)
+            async with (
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=first), base_url="http://one") as one,
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=second), base_url="http://two") as two,
+            ):
+                battle_id = await start(one, "", photo_bytes)
+                path = f"/api/battles/{battle_id}/events"
+                runner = asyncio.create_task(collect(one, path))
+                await asyncio.sleep(0.5)
+                cut = await asyncio.to_thread(_terminate, settings.resolved_database_url, APPLICATION_NAME)
+                assert cut >= 1
+                # the runner's LISTEN is down: this watcher's announcement is lost, and the
+                # runner writes its battles' events once it listens again
+                on_two = await asyncio.wait_for(collect(two, path), 30)
+                on_one = await asyncio.wait_for(runner, 30)
+        assert [e.name for e in on_two] == [e.name for e in on_one]
+        assert answer_text(on_two, "b") == answer_text(on_one, "b") != ""
 
 
 def _terminate(url: str, application_name: str) -> int:
@@ -199,3 +235,98 @@ def _terminate(url: str, application_name: str) -> int:
         ).scalar_one()
     engine.dispose()
     return int(cut)
+
+
+class TestEventsOnlyWhenWatchedElsewhere:
+    """A replica writes a battle's events only once a watcher elsewhere announces itself
+    (NOTIFY arena_battle_watch): a battle watched only where it runs writes none."""
+
+    @pytest.fixture
+    def database_url(self, postgres_url: str) -> str:
+        empty_database(postgres_url)
+        return postgres_url
+
+    @pytest.fixture
+    def settings(self, settings, tmp_path: Path, openai_server):  # type: ignore[no-untyped-def]
+        base_url, _ = openai_server
+        pool = write_pool(tmp_path / "paced.toml", base_url, {"paced-one": "paced-one", "paced-two": "paced-two"})
+        pool.write_text(pool.read_text() + NO_READING_TIME)
+        return settings.model_copy(update={"config": pool})
+
+    async def test_no_rows_without_a_watcher_elsewhere_and_all_of_them_once_one_asked(
+        self, settings, photo_bytes: bytes
+    ) -> None:
+        from arena.app import create_app
+
+        app = create_app(settings)
+        async with app.router.lifespan_context(app):
+            runs = app.state.services.battle_runs
+            await asyncio.wait_for(runs.relay.listening.wait(), 10)
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://one") as one:
+                alone = await start(one, "", photo_bytes)
+                watched_here = await collect(one, f"/api/battles/{alone}/events")
+
+                # a watcher elsewhere asks before the run starts (the battle is still pending)
+                asked = await start(one, "", photo_bytes)
+                await asyncio.to_thread(_announce, settings.resolved_database_url, asked)
+                for _ in range(100):
+                    if asked in runs._announced:
+                        break
+                    await asyncio.sleep(0.05)
+                on_one = await collect(one, f"/api/battles/{asked}/events")
+        assert watched_here[-1].name == "end" and _event_rows(settings.resolved_database_url, alone) == []
+        # the whole battle, from its first event, for the watcher who asked (its last rows may
+        # be a moment behind the `end` the stream here sent)
+        expected = [(seq, e.name) for seq, e in enumerate(on_one, 1)]
+        for _ in range(100):
+            if _event_rows(settings.resolved_database_url, asked) == expected:
+                break
+            await asyncio.sleep(0.05)
+        assert _event_rows(settings.resolved_database_url, asked) == expected
+
+    async def test_a_watcher_that_asks_just_after_the_end_has_its_doorbell_rung(
+        self, settings, photo_bytes: bytes
+    ) -> None:
+        from arena.app import create_app
+        from arena.battles.relay import CHANNEL
+
+        app = create_app(settings)
+        async with app.router.lifespan_context(app):
+            await asyncio.wait_for(app.state.services.battle_runs.relay.listening.wait(), 10)
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://one") as one:
+                battle_id = await start(one, "", photo_bytes)
+                await collect(one, f"/api/battles/{battle_id}/events")
+            dsn = make_url(settings.resolved_database_url).set(drivername="postgresql")
+            async with await psycopg.AsyncConnection.connect(
+                dsn.render_as_string(hide_password=False), autocommit=True
+            ) as listener:
+                await listener.execute(f"LISTEN {CHANNEL}")
+                # as a watcher on another replica that found the battle still running a moment ago
+                await asyncio.to_thread(_announce, settings.resolved_database_url, battle_id)
+                rung = await asyncio.wait_for(anext(listener.notifies()), 10)
+        assert rung.payload == battle_id  # it looks again and finds the stored replay
+        assert _event_rows(settings.resolved_database_url, battle_id) == []
+
+
+def _announce(url: str, battle_id: str) -> None:
+    from arena.battles.relay import announce_watcher
+    from arena.db.session import make_sessionmaker
+
+    engine = make_engine(url)
+    with make_sessionmaker(engine).begin() as session:
+        announce_watcher(session, battle_id)
+    engine.dispose()
+
+
+def _event_rows(url: str, battle_id: str) -> list[tuple[int, str]]:
+    from arena.db.tables import BattleEventRow
+
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(BattleEventRow.seq, BattleEventRow.name)
+            .where(BattleEventRow.battle_id == battle_id)
+            .order_by(BattleEventRow.seq)
+        ).all()
+    engine.dispose()
+    return [(seq, name) for seq, name in rows]

@@ -1,12 +1,15 @@
-"""Upstream connection pools: a provider's connections in shards, as many in all as asked."""
+"""Upstream connection pools: a provider's connections in shards, as many in all as asked,
+through the environment's proxies."""
 
 from __future__ import annotations
 
 import asyncio
 
 import httpx
+import pytest
 
-from arena.contenders.upstream import ShardedTransport
+from arena.contenders.upstream import ShardedTransport, UpstreamClients
+from tests.servers.forward_proxy import forward_proxy
 
 
 class TestShardedTransport:
@@ -35,3 +38,62 @@ class TestShardedTransport:
                 assert transport.in_flight == [0, 0, 0]
 
         asyncio.run(scenario())
+
+
+class TestEnvironmentProxies:
+    """A provider's client goes through HTTP_PROXY as httpx's own client would, and around it
+    for the hosts NO_PROXY names, through a real forward proxy on loopback."""
+
+    def test_requests_go_through_the_proxy_except_to_no_proxy_hosts(
+        self, openai_server: tuple, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        base, upstream = openai_server
+        direct = base.replace("127.0.0.1", "localhost")
+        body = {"model": "echo", "stream": True, "messages": [{"role": "user", "content": "Where?"}]}
+        before = len(upstream.requests)  # the server serves the whole session
+        with forward_proxy() as proxy:
+            for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+                monkeypatch.delenv(name, raising=False)
+                monkeypatch.delenv(name.upper(), raising=False)
+            monkeypatch.setenv("HTTP_PROXY", proxy.url)
+            monkeypatch.setenv("NO_PROXY", "localhost")
+
+            async def scenario() -> list[int]:
+                clients = UpstreamClients(lambda origin: 8, other=httpx.AsyncClient())
+                try:
+                    statuses = []
+                    for url in (base, direct, base):
+                        response = await clients.for_url(url).post(url + "/chat/completions", json=body)
+                        assert "data: [DONE]" in response.text
+                        statuses.append(response.status_code)
+                    return statuses
+                finally:
+                    await clients.aclose()
+                    await clients.other.aclose()
+
+            assert asyncio.run(scenario()) == [200, 200, 200]
+            assert proxy.forwarded == [base + "/chat/completions"] * 2
+            assert len(upstream.requests) - before == 3  # the localhost one went straight to the server
+
+    def test_without_proxy_variables_requests_go_direct(
+        self, openai_server: tuple, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        base, upstream = openai_server
+        body = {"model": "echo", "stream": True, "messages": [{"role": "user", "content": "Where?"}]}
+        before = len(upstream.requests)  # the server serves the whole session
+        with forward_proxy() as proxy:
+            for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+                monkeypatch.delenv(name, raising=False)
+                monkeypatch.delenv(name.upper(), raising=False)
+
+            async def scenario() -> int:
+                clients = UpstreamClients(lambda origin: 8, other=httpx.AsyncClient())
+                try:
+                    response = await clients.for_url(base).post(base + "/chat/completions", json=body)
+                    return response.status_code
+                finally:
+                    await clients.aclose()
+                    await clients.other.aclose()
+
+            assert asyncio.run(scenario()) == 200
+            assert proxy.forwarded == [] and len(upstream.requests) - before == 1
