@@ -25,6 +25,7 @@ import numpy as np
 
 from arena.gatekeeper.alignment import Alignment, token_key, tokens
 from arena.gatekeeper.keywords import POLY_PRIME, Keywords
+from arena.geo.language import guess_language
 
 DIMENSIONS = 1 << 18
 CHAR_NGRAMS = (1, 2, 3, 4)
@@ -89,8 +90,8 @@ def feature_indices(text: str, alignment: Alignment | None = None, keywords: Key
     if alignment is not None and len(alignment):  # one more feature per token with a cross-lingual concept
         keys = np.fromiter((token_key(t) for t in tokens(words)), dtype=np.uint32)
         parts.append(alignment.lookup(keys).astype(np.uint64))
-    if keywords is not None:  # each emoji or synset a word names, in KEYWORD_BUCKETS buckets
-        named = keywords.lookup(words).astype(np.uint64) * np.uint64(KEYWORD_BUCKETS)
+    if keywords is not None:  # each emoji or synset a word names in the prompt's language, in KEYWORD_BUCKETS buckets
+        named = keywords.lookup(words, guess_language(text)).astype(np.uint64) * np.uint64(KEYWORD_BUCKETS)
         parts.append(_mix((named[:, None] + np.arange(KEYWORD_BUCKETS, dtype=np.uint64)).ravel()))
     # Distinct and sorted through a bitmap: faster than sorting the 10,000-20,000 buckets of a long prompt.
     found = np.zeros(DIMENSIONS, dtype=bool)

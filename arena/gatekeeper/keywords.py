@@ -20,10 +20,12 @@ refused, tests/gatekeeper). Both files hold one
 words, as `features.words_of` sees them; `build keywords --cldr GITDIR`) and
 `data/omw-synsets.tsv` (one or two words; `build synsets --omw GITDIR`);
 licences beside them. `build fit` packs both, merged, into `model.npz` as
-six arrays, which is what the server loads. Only CLDR's keywords are also found
-by a word's stem ("snowing" finds "snow"): among Wiktionary's 325,000 words a
-stem too often names something else ("horizontal" would find German
-"Horizont").
+six arrays, which is what the server loads. A word is looked up in the
+prompt's language only (`geo.language.guess_language`): the same letters
+name different things in different languages (Swedish "and" is a duck).
+Only CLDR's keywords are also found by a word's stem ("snowing" finds
+"snow"): among Wiktionary's 325,000 words a stem too often names something
+else ("cart" is three letters off "cartoon").
 """
 
 from __future__ import annotations
@@ -61,16 +63,24 @@ def concept_key(concept: str) -> int:
     return zlib.crc32(b"e\x00" + concept.encode("utf-8"))
 
 
-def word_key(word: str) -> int:
-    """A word's or phrase's 64-bit key: CRC-32 and Adler-32 side by side (two unrelated
-    checksums; CRC-32 with another start value would only add the length)."""
-    data = word.encode("utf-8")
-    return (zlib.crc32(data) << 32) | zlib.adler32(data)
+def word_key(word: str, lang: str) -> int:
+    """A word's or phrase's 64-bit key in its language: CRC-32 and Adler-32 side by side (two
+    unrelated checksums; CRC-32 with another start value would only add the length). A word
+    of a script written without spaces is keyed without its language (see `entry`)."""
+    return _key(entry(word, lang))
+
+
+def entry(word: str, lang: str) -> str:
+    """What a table row is keyed by: the word in its language, since the same letters name
+    different things in different languages (Swedish "and" is a duck, Czech "to" is "it");
+    Chinese and Japanese share their characters (and are told apart less surely), so the words
+    of unspaced scripts are one entry whatever the language."""
+    return word if UNSPACED.match(word) else f"{lang}\x00{word}"
 
 
 @dataclass(frozen=True, eq=False)
 class Keywords:
-    """Word or two-word phrase (in any language) -> the concept keys it names, as arrays
+    """Word or two-word phrase in a language -> the concept keys it names, as arrays
     sorted by the word's key (`word_key`): word `i` names `concepts[offsets[i]:offsets[i + 1]]`
     and may be found by a longer word's stem when `stems[i]`. Words of the scripts written
     without spaces are also found inside a run, by the substring hash in `unspaced`. Only
@@ -94,31 +104,31 @@ class Keywords:
     def read_tsv(cls, tables: tuple[tuple[Path, bool], ...] = TABLES) -> Keywords:
         """The tables as `build keywords` and `build synsets` write them (one language's word a
         line); a word in several tables names all their concepts."""
-        named: dict[str, set[int]] = {}
+        named: dict[str, set[int]] = {}  # entry -> concepts
         stemmed: set[str] = set()
         for path, stems in tables:
             for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
                 try:
-                    _lang, word, names = line.split("\t")
+                    lang, word, names = line.split("\t")
                 except ValueError:
                     raise ValueError(f"{path.name}:{number}: not 'lang<TAB>word<TAB>concept...'") from None
-                named.setdefault(word, set()).update(concept_key(c) for c in names.split())
+                named.setdefault(entry(word, lang), set()).update(concept_key(c) for c in names.split())
                 if stems:
-                    stemmed.add(word)
-        words = sorted(named, key=word_key)
-        keys = np.array([word_key(w) for w in words], dtype=np.uint64)
+                    stemmed.add(entry(word, lang))
+        entries = sorted(named, key=_key)
+        keys = np.array([_key(e) for e in entries], dtype=np.uint64)
         if len(np.unique(keys)) != len(keys):
             raise ValueError("two words share a 64-bit key: change word_key")
-        sizes = np.array([len(named[w]) for w in words], dtype=np.int64)
-        concepts = np.array([k for w in words for k in sorted(named[w])], dtype=np.uint32)
-        unspaced = [i for i, w in enumerate(words) if UNSPACED.match(w) and len(w) <= LONGEST_UNSPACED]
-        hashes = _hashes([words[i] for i in unspaced])
+        sizes = np.array([len(named[e]) for e in entries], dtype=np.int64)
+        concepts = np.array([k for e in entries for k in sorted(named[e])], dtype=np.uint32)
+        unspaced = [i for i, e in enumerate(entries) if UNSPACED.match(e) and len(e) <= LONGEST_UNSPACED]
+        hashes = _hashes([entries[i] for i in unspaced])
         order = np.argsort(hashes, kind="stable")
         return cls(
             keys,
             np.concatenate([[0], np.cumsum(sizes)]),
             concepts,
-            np.array([w in stemmed for w in words], dtype=bool),
+            np.array([e in stemmed for e in entries], dtype=bool),
             hashes[order],
             np.array(unspaced, dtype=np.int64)[order],
         )
@@ -145,22 +155,22 @@ class Keywords:
             "keyword_unspaced_rows": self.unspaced_rows.astype(np.uint32),
         }
 
-    def lookup(self, words: list[str]) -> np.ndarray:
-        """The concept keys the words name: each word matched whole, each two neighbours as a
-        phrase ("thời tiết", "train station"); a word not found whole by its longest stem that
-        is a keyword, or without the article written onto it; and (in scripts written without
-        spaces) any substring of a run."""
+    def lookup(self, words: list[str], lang: str) -> np.ndarray:
+        """The concept keys the words name in language `lang`: each word matched whole, each
+        two neighbours as a phrase ("thời tiết", "train station"); a word not found whole by its
+        longest stem that is a keyword, or without the article written onto it; and (in scripts
+        written without spaces, whatever `lang`) any substring of a run."""
         spaced: list[str] = []
         runs: list[str] = []
         for word in dict.fromkeys(words):
             (runs if UNSPACED.match(word) else spaced).append(word)
         pairs = list({f"{a} {b}" for a, b in pairwise(words)})
-        found = self._rows(spaced + pairs)
+        found = self._rows(spaced + pairs, lang)
         hits = set(found[found >= 0].tolist())
         missing = [w for w, row in zip(spaced, found[: len(spaced)].tolist(), strict=True) if row < 0]
         forms = [(n, form, stem) for n, w in enumerate(missing) for form, stem in _forms(w)]
         if forms:
-            rows = self._rows([form for _, form, _ in forms]).tolist()
+            rows = self._rows([form for _, form, _ in forms], lang).tolist()
             taken: set[int] = set()
             for (n, _, stem), row in zip(forms, rows, strict=True):
                 if row >= 0 and n not in taken and (self.stems[row] or not stem):
@@ -175,11 +185,11 @@ class Keywords:
             return np.zeros(0, np.uint32)
         return np.concatenate([self.concepts[self.offsets[i] : self.offsets[i + 1]] for i in hits])
 
-    def _rows(self, words: list[str]) -> np.ndarray:
-        """Each word's row, or -1."""
+    def _rows(self, words: list[str], lang: str) -> np.ndarray:
+        """Each word's row in language `lang`, or -1."""
         if not words or not len(self.keys):
             return np.full(len(words), -1, dtype=np.int64)
-        keys = np.fromiter((word_key(w) for w in words), dtype=np.uint64, count=len(words))
+        keys = np.fromiter((word_key(w, lang) for w in words), dtype=np.uint64, count=len(words))
         at = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
         return np.where(self.keys[at] == keys, at, -1)
 
@@ -192,6 +202,11 @@ class Keywords:
         return all(np.array_equal(getattr(self, f), getattr(other, f)) for f in _FIELDS)
 
     __hash__ = None  # type: ignore[assignment]  # mutable arrays inside
+
+
+def _key(text: str) -> int:
+    data = text.encode("utf-8")
+    return (zlib.crc32(data) << 32) | zlib.adler32(data)
 
 
 _FILTER_BUCKETS = 1 << 20

@@ -162,10 +162,6 @@ class TestVerdicts:
         scores = [model.score(" ".join(words[:n]) + ": " + joke) for n in range(0, len(words) + 1, 2)]
         assert max(scores) < 0.5, scores
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="known miss: 'burger' leans to 'the food of this place' through its emoji and synsets (issue 12)",
-    )
     def test_a_nutrition_question_about_the_photo_is_refused(self) -> None:
         assert shipped_model().score("How many calories are in this burger?") < 0.5
 
@@ -284,27 +280,41 @@ class TestKeywords:
         assert "Unicode" in KEYWORDS_PATH.with_suffix(".LICENSE").read_text("utf-8")
 
     @pytest.mark.parametrize(
-        "words",
+        ("words", "lang"),
         [
-            "rain",  # en
-            "mvua",  # sw
-            "ฝน",  # th, alone
-            "ฝนตกบ่อยไหม",  # th, inside a run written without spaces
-            "下雨吗",  # zh, inside a run
-            "regen",  # de
-            "المطر",  # ar, with the article written onto the word
+            ("rain", "en"),
+            ("mvua", "sw"),
+            ("ฝน", "th"),  # alone
+            ("ฝนตกบ่อยไหม", "th"),  # inside a run written without spaces
+            ("下雨吗", "zh"),  # inside a run
+            ("下雨吗", "ja"),  # the same characters, whichever of the two the prompt is taken for
+            ("regen", "de"),
+            ("المطر", "ar"),  # with the article written onto the word
         ],
     )
-    def test_rain_is_one_concept_in_every_script(self, words: str) -> None:
-        found = shipped_model().keywords.lookup(words_of(words))  # type: ignore[union-attr]
+    def test_rain_is_one_concept_in_every_script(self, words: str, lang: str) -> None:
+        found = shipped_model().keywords.lookup(words_of(words), lang)  # type: ignore[union-attr]
         assert emoji_concept("🌧") in found.tolist()
 
     def test_stems_and_misses(self) -> None:
         keywords = shipped_model().keywords
         assert keywords is not None
-        assert emoji_concept("🏟") in keywords.lookup(["stadiums"]).tolist()  # one final letter off
-        assert len(keywords.lookup(["zzqx", "qwrtp"])) == 0
-        assert len(keywords.lookup([])) == 0
+        assert emoji_concept("🏟") in keywords.lookup(["stadiums"], "en").tolist()  # one final letter off
+        assert len(keywords.lookup(["zzqx", "qwrtp"], "en")) == 0
+        assert len(keywords.lookup([], "en")) == 0
+
+    def test_a_word_names_its_concepts_in_its_own_language_only(self, tmp_path: Path) -> None:
+        # Swedish "and" is a duck: an English prompt's "and" must not carry it
+        path = tmp_path / "k.tsv"
+        path.write_text("sv\tand\t🦆\nen\tduck\t🦆\nen\tand\t&\n", encoding="utf-8")
+        table = Keywords.read_tsv(((path, True),))
+        assert table.lookup(["and"], "en").tolist() == [emoji_concept("&")]
+        assert table.lookup(["and"], "sv").tolist() == [emoji_concept("🦆")]
+        assert len(table.lookup(["duck"], "sv")) == 0
+        shipped = shipped_model().keywords
+        assert shipped is not None
+        assert emoji_concept("🦆") in shipped.lookup(["and"], "sv").tolist()
+        assert emoji_concept("🦆") not in shipped.lookup(["and"], "en").tolist()
 
     def test_round_trip_through_the_model_arrays(self, tmp_path: Path) -> None:
         path = tmp_path / "k.tsv"
@@ -312,9 +322,9 @@ class TestKeywords:
         table = Keywords.read_tsv(((path, True),))
         again = Keywords.from_arrays(**{k.removeprefix("keyword_"): v for k, v in table.arrays().items()})
         assert again == table and len(again) == 3
-        assert set(again.lookup(["mvua"]).tolist()) == {emoji_concept("🌧")}
-        assert set(again.lookup(["rain", "dog"]).tolist()) == {emoji_concept(e) for e in "🌧☔🐕"}
-        assert len(again.lookup(["下雨了"])) == 0  # a table without unspaced-script keywords
+        assert set(again.lookup(["mvua"], "sw").tolist()) == {emoji_concept("🌧")}
+        assert set(again.lookup(["rain", "dog"], "en").tolist()) == {emoji_concept(e) for e in "🌧☔🐕"}
+        assert len(again.lookup(["下雨了"], "zh")) == 0  # a table without unspaced-script keywords
 
     def test_a_malformed_line_is_named(self, tmp_path: Path) -> None:
         path = tmp_path / "k.tsv"
@@ -327,12 +337,12 @@ class TestKeywords:
         emoji.write_text("en\tsnow\t❄\n", encoding="utf-8")
         synsets.write_text("de\thorizont\t08646306-n\nvi\tthời tiết\t11524662-n\nen\tsnow\t11508382-n\n", "utf-8")
         table = Keywords.read_tsv(((emoji, True), (synsets, False)))
-        assert set(table.lookup(["snowing"]).tolist()) == {emoji_concept("❄"), emoji_concept("11508382-n")}
-        assert len(table.lookup(["horizontal"])) == 0  # no stem into Wiktionary's 300,000 words
-        assert table.lookup(["horizont"]).tolist() == [emoji_concept("08646306-n")]
+        assert set(table.lookup(["snowing"], "en").tolist()) == {emoji_concept("❄"), emoji_concept("11508382-n")}
+        assert len(table.lookup(["horizontale"], "de")) == 0  # no stem into Wiktionary's 300,000 words
+        assert table.lookup(["horizont"], "de").tolist() == [emoji_concept("08646306-n")]
         # a phrase of two words is matched where the two stand side by side
-        assert table.lookup(["thời", "tiết", "ở", "đây"]).tolist() == [emoji_concept("11524662-n")]
-        assert len(table.lookup(["tiết", "thời"])) == 0
+        assert table.lookup(["thời", "tiết", "ở", "đây"], "vi").tolist() == [emoji_concept("11524662-n")]
+        assert len(table.lookup(["tiết", "thời"], "vi")) == 0
 
     def test_a_keyword_adds_features_but_decides_nothing_alone(self) -> None:
         model = shipped_model()
@@ -355,13 +365,16 @@ class TestSynsets:
         assert "Attribution-ShareAlike 3.0" in licence and "Bond" in licence
 
     @pytest.mark.parametrize(
-        "words",
-        ["language", "Sprache", "lugha", "langue", "язык", "言語", "언어", "ngôn ngữ", "भाषा", "ภาษา"],
+        ("words", "lang"),
+        [
+            *(("language", "en"), ("Sprache", "de"), ("lugha", "sw"), ("langue", "fr"), ("язык", "ru")),
+            *(("言語", "ja"), ("언어", "ko"), ("ngôn ngữ", "vi"), ("भाषा", "hi"), ("ภาษา", "th")),
+        ],
     )
-    def test_language_is_one_synset_in_many_languages(self, words: str) -> None:
+    def test_language_is_one_synset_in_many_languages(self, words: str, lang: str) -> None:
         table = shipped_model().keywords
         assert table is not None
-        assert emoji_concept("06282651-n") in table.lookup(words_of(words)).tolist()  # "a systematic means of..."
+        assert emoji_concept("06282651-n") in table.lookup(words_of(words), lang).tolist()  # "a systematic means of..."
 
     def test_a_synset_adds_features_but_decides_nothing_alone(self) -> None:
         model = shipped_model()
