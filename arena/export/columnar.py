@@ -228,12 +228,28 @@ def _project_struct(array: pa.Array, want: pa.DataType) -> pa.Array:
 def _complete(table: pa.Table) -> pa.Table:
     """Every RANK_SCHEMA column, absent ones as nulls, in schema order."""
     rows = table.num_rows
+    # pa.nulls fills a buffer per column (0.8 GB for a plain file's absent ones at
+    # ten million votes); these all point into one, which calloc leaves unwritten
+    zeros = pa.py_buffer(bytes(8 * (rows + 1)))
     # columns as read (no copy: a reader that wants one array joins the chunks)
     columns = [
-        table.column(f.name) if f.name in table.column_names else pa.chunked_array([pa.nulls(rows, f.type)])
+        table.column(f.name) if f.name in table.column_names else pa.chunked_array([_nulls(f.type, rows, zeros)])
         for f in RANK_SCHEMA
     ]
     if all(c.type == f.type for c, f in zip(columns, RANK_SCHEMA, strict=True)):
         return pa.Table.from_arrays(columns, schema=RANK_SCHEMA)
     # dictionary columns (`for_ranking`): RANK_SCHEMA's names, the columns' own types
     return pa.Table.from_arrays(columns, names=RANK_SCHEMA.names)
+
+
+def _nulls(kind: pa.DataType, rows: int, zeros: pa.Buffer) -> pa.Array:
+    """`rows` nulls of `kind`, every buffer (validity, offsets, values) the shared `zeros`."""
+    if pa.types.is_struct(kind):
+        children = [_nulls(f.type, rows, zeros) for f in kind]
+        return pa.Array.from_buffers(kind, rows, [zeros], null_count=rows, children=children)
+    if pa.types.is_list(kind):
+        empty = pa.array([], kind.value_type)
+        return pa.Array.from_buffers(kind, rows, [zeros, zeros], null_count=rows, children=[empty])
+    if pa.types.is_string(kind):
+        return pa.Array.from_buffers(kind, rows, [zeros, zeros, pa.py_buffer(b"")], null_count=rows)
+    return pa.Array.from_buffers(kind, rows, [zeros, zeros], null_count=rows)

@@ -47,8 +47,17 @@ def log_from_table(table: pa.Table, metadata: MetadataCounts | None = None) -> t
     for the row path when a value is one the validator would refuse.
     `metadata`: the style counts when conv_metadata was read apart (a
     Parquet file's, a row group at a time); else the table's are used."""
-    col = {name: _array(table.column(name)) for name in table.column_names}
-    if not table.num_rows:
+    return log_from_columns(dict(zip(table.column_names, table.columns, strict=True)), metadata)
+
+
+def log_from_columns(
+    columns: dict[str, pa.ChunkedArray], metadata: MetadataCounts | None = None
+) -> tuple[VoteLog, dict[str, int]] | None:
+    """`log_from_table` of a table's columns, which it empties: each column
+    is let go once the log has taken it (a caller holding no other reference
+    to the table frees it a column at a time, not after the whole log is built)."""
+    col = {name: _array(columns.pop(name)) for name in list(columns)}
+    if not len(col["model_a"]):
         return VoteLogBuilder().build(), {}
     names = _Names.of(col["model_a"], col["model_b"])
     if names is None:
@@ -164,9 +173,10 @@ def _log(
     take = None if every else pa.array(kept)
 
     def kept_col(name: str) -> pa.Array:
-        if every or _empty(col[name]):
-            return col[name] if every else pa.nulls(kept.size, col[name].type)
-        return col[name].take(take)
+        array = col.pop(name)  # each is taken once
+        if every or _empty(array):
+            return array if every else pa.nulls(kept.size, array.type)
+        return array.take(take)
 
     contenders, a, b = names.contenders(None if every else kept)
     model_a, model_b = kept_col("model_a"), kept_col("model_b")

@@ -38,7 +38,7 @@ def log_from_file(path: Path) -> tuple[VoteLog, dict[str, int]]:
     import pyarrow as pa
 
     from arena.export.columnar import metadata_row_groups, read_vote_table
-    from arena.ratings.columnar import log_from_table, release_arrow_memory
+    from arena.ratings.columnar import log_from_columns, release_arrow_memory
     from arena.ratings.metadata import MetadataCounts
 
     found = None
@@ -51,8 +51,9 @@ def log_from_file(path: Path) -> tuple[VoteLog, dict[str, int]]:
             metadata = MetadataCounts.joined(row_groups) if row_groups is not None else None
         except (pa.ArrowException, OSError, ValueError, KeyError, TypeError):
             metadata = MetadataCounts(None, None, valid=False)  # the row path says what is wrong
-        found = log_from_table(table, metadata)
-    del table
+        columns = dict(zip(table.column_names, table.columns, strict=True))
+        del table  # the log takes the columns one by one, and lets each go
+        found = log_from_columns(columns, metadata)
     release_arrow_memory()
     if found is not None:
         return found
