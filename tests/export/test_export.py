@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from arena.app import create_app
 from arena.cli import main as arena_main
 from arena.db.session import make_engine, make_sessionmaker
-from arena.db.tables import Battle, LeaderboardSnapshot, Response, Vote
+from arena.db.tables import STYLE_COLUMNS, Battle, LeaderboardSnapshot, Response, Vote, style_columns
 from arena.export.format import FormatError
 from arena.export.readers import iter_rows
 from arena.ratings.job import log_from_database, log_from_file
@@ -144,6 +144,10 @@ class TestRoundTrip:
         ]
         with make_sessionmaker(make_engine(fresh_url))() as session:
             again = snapshot_of(log_from_database(session))
+            # imported answers carry their counts as the integer columns too, not as JSON only
+            answers = session.scalars(select(Response)).all()
+            assert answers and all(a.style is not None and a.style_tokens is not None for a in answers)
+            assert all({c: getattr(a, c) for c in STYLE_COLUMNS} == style_columns(a.style) for a in answers)
         for key in RESULTS:
             assert again[key] == original[key], key
         # importing the same file twice adds nothing
