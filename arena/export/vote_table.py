@@ -213,8 +213,31 @@ class _Stream(io.RawIOBase):
         return filled
 
 
-# SQLite's lines: every column but the propensity (printf would round it), after the vote id
-LINE_TYPES = {"vote_id": pa.int64()} | {name: kind for name, kind in COLUMN_TYPES.items() if name != "propensity"}
+# SQLite's small flags, packed into one number per vote: (column, bits), lowest bits first
+PACKED = (("gate_a", 1), ("gate_b", 1), ("labelled", 1), ("sides_done", 1), ("no_style_a", 2), ("no_style_b", 2))
+# SQLite's lines: the vote id, the packed flags, then every other column but
+# the propensity (printf would round it)
+LINE_TYPES = (
+    {"vote_id": pa.int64(), "packed": pa.int64()}
+    | {name: kind for name, kind in COLUMN_TYPES.items() if name != "propensity" and name not in dict(PACKED)}
+)
+
+
+def _packed(columns: dict[str, str]) -> str:
+    """The SQL of the packed flags: each a small non-null integer, shifted into its bits."""
+    terms, shift = [], 0
+    for name, bits in PACKED:
+        terms.append(f"(({columns[name]}) << {shift})")
+        shift += bits
+    return " | ".join(terms)
+
+
+def _unpack(packed: pa.Array) -> dict[str, pa.Array]:
+    values, shift, out = packed.to_numpy(), 0, {}
+    for name, bits in PACKED:
+        out[name] = pa.array((values >> shift) & ((1 << bits) - 1))
+        shift += bits
+    return out
 
 
 def _fetch(session: Session) -> pa.Table:
@@ -223,17 +246,17 @@ def _fetch(session: Session) -> pa.Table:
     Arrow's CSV reader: one Python string per block, none per vote."""
     from pyarrow import csv as pa_csv
 
-    columns = _select("sqlite") | {"vote_id": "v.id"}
+    columns = _select("sqlite")
+    columns |= {"vote_id": "v.id", "packed": _packed(columns)}
     # %Q quotes text as SQL does ('it''s', NULL bare), %s leaves a NULL number empty
     line = ", ".join(columns[name] for name in LINE_TYPES)
     marks = ",".join("%Q" if pa.types.is_string(kind) else "%s" for kind in LINE_TYPES.values())
     query = (
-        "SELECT group_concat(line, char(10)), max(id) FROM ("
+        "SELECT group_concat(line, char(10)), max(id), count(*) FROM ("
         f"SELECT printf('{marks}', {line}) AS line, v.id AS id {FROM} WHERE v.id > ? ORDER BY v.id LIMIT {BLOCK})"
     )
     options = {
         "read_options": pa_csv.ReadOptions(column_names=list(LINE_TYPES), use_threads=False),
-        "parse_options": pa_csv.ParseOptions(quote_char="'", double_quote=True, newlines_in_values=True),
         "convert_options": pa_csv.ConvertOptions(
             column_types=LINE_TYPES,
             null_values=["", "NULL"],
@@ -241,13 +264,20 @@ def _fetch(session: Session) -> pa.Table:
             quoted_strings_can_be_null=False,
         ),
     }
+    # a value may hold a newline (a judge's or a contender's name); Arrow parses
+    # lines 2.5x slower when it must look for them, so only blocks that have one do
+    parse = {
+        newlines: pa_csv.ParseOptions(quote_char="'", double_quote=True, newlines_in_values=newlines)
+        for newlines in (False, True)
+    }
     connection = session.connection().connection.driver_connection
     blocks, last = [], -(2**63)
     while True:
-        found, top = connection.execute(query, (last,)).fetchone()  # type: ignore[union-attr]
+        found, top, rows = connection.execute(query, (last,)).fetchone()  # type: ignore[union-attr]
         if found is None:
             break
-        blocks.append(pa_csv.read_csv(io.BytesIO(found.encode()), **options))
+        newlines = found.count("\n") != rows - 1
+        blocks.append(pa_csv.read_csv(io.BytesIO(found.encode()), parse_options=parse[newlines], **options))
         last = top
     if not blocks:
         return _empty()
@@ -256,7 +286,9 @@ def _fetch(session: Session) -> pa.Table:
     if ids.size > 1 and not bool((ids[1:] > ids[:-1]).all()):  # group_concat promises no order
         table = table.take(pc.sort_indices(table.column("vote_id")))
         ids = table.column("vote_id").to_numpy()
-    return table.append_column("propensity", _propensities(connection, ids))
+    for name, values in _unpack(table.column("packed").combine_chunks()).items():
+        table = table.append_column(name, values)
+    return table.drop_columns(["packed"]).append_column("propensity", _propensities(connection, ids))
 
 
 def _propensities(connection: Any, ids: np.ndarray) -> pa.Array:
