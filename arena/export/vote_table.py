@@ -111,6 +111,7 @@ FROM = (
     "LEFT JOIN responses rb ON rb.battle_id = b.id AND rb.side = 'b' "
     "LEFT JOIN battle_labels l ON l.battle_id = b.id"
 )
+FROM_UNLABELLED = FROM.removesuffix(" LEFT JOIN battle_labels l ON l.battle_id = b.id")
 
 
 def _select(dialect: str) -> dict[str, str]:
@@ -214,13 +215,12 @@ class _Stream(io.RawIOBase):
 
 
 # SQLite's small flags, packed into one number per vote: (column, bits), lowest bits first
-PACKED = (("gate_a", 1), ("gate_b", 1), ("labelled", 1), ("sides_done", 1), ("no_style_a", 2), ("no_style_b", 2))
+PACKED = (("gate_a", 1), ("gate_b", 1), ("sides_done", 1), ("no_style_a", 2), ("no_style_b", 2))
 # SQLite's lines: the vote id, the packed flags, then every other column but
-# the propensity (printf would round it)
-LINE_TYPES = (
-    {"vote_id": pa.int64(), "packed": pa.int64()}
-    | {name: kind for name, kind in COLUMN_TYPES.items() if name != "propensity" and name not in dict(PACKED)}
-)
+# the propensity (printf would round it) and `labelled` (both read apart, for the few votes they concern)
+LINE_TYPES = {"vote_id": pa.int64(), "packed": pa.int64()} | {
+    name: kind for name, kind in COLUMN_TYPES.items() if name not in ("propensity", "labelled", *dict(PACKED))
+}
 
 
 def _packed(columns: dict[str, str]) -> str:
@@ -253,7 +253,7 @@ def _fetch(session: Session) -> pa.Table:
     marks = ",".join("%Q" if pa.types.is_string(kind) else "%s" for kind in LINE_TYPES.values())
     query = (
         "SELECT group_concat(line, char(10)), max(id), count(*) FROM ("
-        f"SELECT printf('{marks}', {line}) AS line, v.id AS id {FROM} WHERE v.id > ? ORDER BY v.id LIMIT {BLOCK})"
+        f"SELECT printf('{marks}', {line}) AS line, v.id AS id {FROM_UNLABELLED} WHERE v.id > ? ORDER BY v.id LIMIT {BLOCK})"
     )
     options = {
         "read_options": pa_csv.ReadOptions(column_names=list(LINE_TYPES), use_threads=False),
@@ -288,7 +288,20 @@ def _fetch(session: Session) -> pa.Table:
         ids = table.column("vote_id").to_numpy()
     for name, values in _unpack(table.column("packed").combine_chunks()).items():
         table = table.append_column(name, values)
+    table = table.append_column("labelled", _labelled(connection, ids))
     return table.drop_columns(["packed"]).append_column("propensity", _propensities(connection, ids))
+
+
+def _labelled(connection: Any, ids: np.ndarray) -> pa.Array:
+    """1 where the vote's battle has a label, in the order of `ids`."""
+    query = "SELECT v.id FROM battle_labels l JOIN votes v ON v.battle_id = l.battle_id WHERE v.id <= ?"
+    vote = np.array([row[0] for row in connection.execute(query, (int(ids[-1]),))], dtype=np.int64)
+    at = np.searchsorted(ids, vote)
+    read = at < ids.size
+    read[read] = ids[at[read]] == vote[read]
+    values = np.zeros(ids.size, dtype=np.int64)
+    values[at[read]] = 1
+    return pa.array(values)
 
 
 def _propensities(connection: Any, ids: np.ndarray) -> pa.Array:
