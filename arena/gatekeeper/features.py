@@ -62,7 +62,9 @@ def words_of(text: str) -> list[str]:
     return _WORD.findall(normalise(text))
 
 
-def feature_indices(text: str, alignment: Alignment | None = None, keywords: Keywords | None = None) -> np.ndarray:
+def feature_indices(
+    text: str, alignment: Alignment | None = None, keywords: Keywords | None = None, lang: str | None = None
+) -> np.ndarray:
     """The sorted, distinct buckets of one prompt's n-grams, and of the cross-lingual
     concepts its tokens carry when an `alignment` (alignment.py) or CLDR's `keywords`
     (keywords.py) are given."""
@@ -91,7 +93,8 @@ def feature_indices(text: str, alignment: Alignment | None = None, keywords: Key
         keys = np.fromiter((token_key(t) for t in tokens(words)), dtype=np.uint32)
         parts.append(alignment.lookup(keys).astype(np.uint64))
     if keywords is not None:  # each emoji or synset a word names in the prompt's language, in KEYWORD_BUCKETS buckets
-        named = keywords.lookup(words, guess_language(text)).astype(np.uint64) * np.uint64(KEYWORD_BUCKETS)
+        lang = guess_language(text) if lang is None else lang
+        named = keywords.lookup(words, lang).astype(np.uint64) * np.uint64(KEYWORD_BUCKETS)
         parts.append(_mix((named[:, None] + np.arange(KEYWORD_BUCKETS, dtype=np.uint64)).ravel()))
     # Distinct and sorted through a bitmap: faster than sorting the 10,000-20,000 buckets of a long prompt.
     found = np.zeros(DIMENSIONS, dtype=bool)

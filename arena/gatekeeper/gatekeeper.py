@@ -85,10 +85,11 @@ class Gatekeeper:
         return self.mode == "off" or self._offline is not None
 
     def _offline_verdict(self, offline: OfflineModel, text: str, classifier: str) -> Verdict:
-        score = offline.score(text)
+        lang = guess_language(text)  # the concepts' language, and the refusal's
+        score = offline.score(text, lang)
         if score >= self.threshold:
             return Verdict(True, "A question about the place in the photo.", round(score, 4), classifier)
-        return Verdict(False, rejection_message(guess_language(text)), round(score, 4), classifier)
+        return Verdict(False, rejection_message(lang), round(score, 4), classifier)
 
     async def _classifier(self) -> OfflineModel:
         if self._offline is None:

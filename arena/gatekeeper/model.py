@@ -64,9 +64,9 @@ class OfflineModel:
         weights = np.ascontiguousarray(weights, dtype=np.float32)
         return cls(weights, bias, "", trained_on, alignment or Alignment.empty(), keywords)
 
-    def score(self, prompt: str) -> float:
-        """P(geographic) of one prompt."""
-        idx = feature_indices(prompt, self.alignment, self.keywords)
+    def score(self, prompt: str, lang: str | None = None) -> float:
+        """P(geographic) of one prompt (`lang`: its `guess_language`, when the caller has it)."""
+        idx = feature_indices(prompt, self.alignment, self.keywords, lang)
         if len(idx) == 0:
             return 1.0 / (1.0 + math.exp(-self.bias))
         z = float(self.weights[idx].sum()) / math.sqrt(len(idx)) + self.bias
