@@ -144,9 +144,11 @@ def _clean_after(postgres_url: str):  # type: ignore[no-untyped-def]
     empty_database(postgres_url)  # the other suites' PostgreSQL tests start from an empty database
 
 
-class TestRelayOutage:
+class _PacedOnPostgres:
+    """Paced contenders on PostgreSQL, where the relay is: SQLite runs as one process."""
+
     @pytest.fixture
-    def database_url(self, postgres_url: str) -> str:  # the relay is PostgreSQL's: SQLite runs as one process
+    def database_url(self, postgres_url: str) -> str:
         empty_database(postgres_url)
         return postgres_url
 
@@ -157,6 +159,8 @@ class TestRelayOutage:
         pool.write_text(pool.read_text() + NO_READING_TIME)
         return settings.model_copy(update={"config": pool})
 
+
+class TestRelayOutage(_PacedOnPostgres):
     async def test_watchers_keep_up_while_the_listen_connection_is_cut_and_it_comes_back(
         self, settings, photo_bytes: bytes
     ) -> None:
@@ -237,21 +241,9 @@ def _terminate(url: str, application_name: str) -> int:
     return int(cut)
 
 
-class TestEventsOnlyWhenWatchedElsewhere:
+class TestEventsOnlyWhenWatchedElsewhere(_PacedOnPostgres):
     """A replica writes a battle's events only once a watcher elsewhere announces itself
     (NOTIFY arena_battle_watch): a battle watched only where it runs writes none."""
-
-    @pytest.fixture
-    def database_url(self, postgres_url: str) -> str:
-        empty_database(postgres_url)
-        return postgres_url
-
-    @pytest.fixture
-    def settings(self, settings, tmp_path: Path, openai_server):  # type: ignore[no-untyped-def]
-        base_url, _ = openai_server
-        pool = write_pool(tmp_path / "paced.toml", base_url, {"paced-one": "paced-one", "paced-two": "paced-two"})
-        pool.write_text(pool.read_text() + NO_READING_TIME)
-        return settings.model_copy(update={"config": pool})
 
     async def test_no_rows_without_a_watcher_elsewhere_and_all_of_them_once_one_asked(
         self, settings, photo_bytes: bytes

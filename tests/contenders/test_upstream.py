@@ -40,6 +40,34 @@ class TestShardedTransport:
         asyncio.run(scenario())
 
 
+BODY = {"model": "echo", "stream": True, "messages": [{"role": "user", "content": "Where?"}]}
+
+
+def _without_proxy_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+
+
+def _post_through_pools(urls: list[str]) -> list[int]:
+    """Each URL's status, posted in turn through one set of provider clients."""
+
+    async def scenario() -> list[int]:
+        clients = UpstreamClients(lambda origin: 8, other=httpx.AsyncClient())
+        try:
+            statuses = []
+            for url in urls:
+                response = await clients.for_url(url).post(url + "/chat/completions", json=BODY)
+                assert "data: [DONE]" in response.text
+                statuses.append(response.status_code)
+            return statuses
+        finally:
+            await clients.aclose()
+            await clients.other.aclose()
+
+    return asyncio.run(scenario())
+
+
 class TestEnvironmentProxies:
     """A provider's client goes through HTTP_PROXY as httpx's own client would, and around it
     for the hosts NO_PROXY names, through a real forward proxy on loopback."""
@@ -49,29 +77,12 @@ class TestEnvironmentProxies:
     ) -> None:
         base, upstream = openai_server
         direct = base.replace("127.0.0.1", "localhost")
-        body = {"model": "echo", "stream": True, "messages": [{"role": "user", "content": "Where?"}]}
         before = len(upstream.requests)  # the server serves the whole session
         with forward_proxy() as proxy:
-            for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
-                monkeypatch.delenv(name, raising=False)
-                monkeypatch.delenv(name.upper(), raising=False)
+            _without_proxy_variables(monkeypatch)
             monkeypatch.setenv("HTTP_PROXY", proxy.url)
             monkeypatch.setenv("NO_PROXY", "localhost")
-
-            async def scenario() -> list[int]:
-                clients = UpstreamClients(lambda origin: 8, other=httpx.AsyncClient())
-                try:
-                    statuses = []
-                    for url in (base, direct, base):
-                        response = await clients.for_url(url).post(url + "/chat/completions", json=body)
-                        assert "data: [DONE]" in response.text
-                        statuses.append(response.status_code)
-                    return statuses
-                finally:
-                    await clients.aclose()
-                    await clients.other.aclose()
-
-            assert asyncio.run(scenario()) == [200, 200, 200]
+            assert _post_through_pools([base, direct, base]) == [200, 200, 200]
             assert proxy.forwarded == [base + "/chat/completions"] * 2
             assert len(upstream.requests) - before == 3  # the localhost one went straight to the server
 
@@ -79,21 +90,8 @@ class TestEnvironmentProxies:
         self, openai_server: tuple, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         base, upstream = openai_server
-        body = {"model": "echo", "stream": True, "messages": [{"role": "user", "content": "Where?"}]}
         before = len(upstream.requests)  # the server serves the whole session
         with forward_proxy() as proxy:
-            for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
-                monkeypatch.delenv(name, raising=False)
-                monkeypatch.delenv(name.upper(), raising=False)
-
-            async def scenario() -> int:
-                clients = UpstreamClients(lambda origin: 8, other=httpx.AsyncClient())
-                try:
-                    response = await clients.for_url(base).post(base + "/chat/completions", json=body)
-                    return response.status_code
-                finally:
-                    await clients.aclose()
-                    await clients.other.aclose()
-
-            assert asyncio.run(scenario()) == 200
+            _without_proxy_variables(monkeypatch)
+            assert _post_through_pools([base]) == [200]
             assert proxy.forwarded == [] and len(upstream.requests) - before == 1
