@@ -178,12 +178,19 @@ def _contender_tests(
     log_alt = np.log([ALT_SLIP, ALT_TIE, ALT_FAVOURED])
     code = np.rint(score * 2).astype(np.int8)  # 0 lost, 1 tie, 2 won
     del score
-    for favour in (True, False):  # favour c, disfavour c
-        log_e = log_alt[code if favour else 2 - code]
-        log_e -= log_null
-        groups, best = _group_running_max(group, log_e)
-        del log_e
-        _fold(evidence, groups // n_contenders, best)
+    # favour c: log alt - log null, in an array of its own (the null is needed again)
+    log_e = log_alt[code]
+    log_e -= log_null
+    groups, best = _group_running_max(group, log_e)
+    del log_e
+    _fold(evidence, groups // n_contenders, best)
+    # disfavour c: alt[2 - code] - log null, made over the null's own array (-x + y is y - x exactly)
+    np.negative(log_null, out=log_null)
+    for c in range(3):
+        np.add(log_null, log_alt[2 - c], out=log_null, where=code == c)
+    del code
+    groups, best = _group_running_max(group, log_null)
+    _fold(evidence, groups // n_contenders, best)
 
 
 def _fold(evidence: FloatArray, voters: IntArray, best: FloatArray) -> None:
@@ -196,11 +203,11 @@ def _fold(evidence: FloatArray, voters: IntArray, best: FloatArray) -> None:
 
 def _group_running_max(group: IntArray, values: FloatArray) -> tuple[IntArray, FloatArray]:
     """For values sorted by group (time order kept inside each group): each
-    group's largest prefix sum, i.e. the highest its e-process ever climbed."""
+    group's largest prefix sum, i.e. the highest its e-process ever climbed.
+    `values` is summed in place (ten million votes: two arrays of 160 MB fewer)."""
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    total = np.cumsum(values)
+    total = np.cumsum(values, out=values)
     before = np.r_[0.0, total[starts[1:] - 1]]  # the running total where each group begins
-    total -= np.repeat(before, np.diff(np.r_[starts, group.size]))  # in place: two entries a vote
-    del before
-    peak = np.maximum.reduceat(total, starts)
-    return group[starts], peak
+    # the group's highest running total, less where it began: rounding is monotone, so this
+    # is bit for bit the highest of the entries' own differences, with no array of them
+    return group[starts], np.maximum.reduceat(total, starts) - before
