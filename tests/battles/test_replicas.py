@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
 import psycopg
 import pytest
+from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.engine import make_url
 
+from arena.config import Settings
 from arena.db.session import make_engine
 from arena.db.tables import Battle, ContenderHealth
 from tests.battles.replicas import Received, answer_text, collect, empty_database, events
@@ -164,30 +168,24 @@ class TestRelayOutage(_PacedOnPostgres):
     async def test_watchers_keep_up_while_the_listen_connection_is_cut_and_it_comes_back(
         self, settings, photo_bytes: bytes
     ) -> None:
-        from arena.app import create_app
         from arena.battles.relay import APPLICATION_NAME
 
-        first, second = create_app(settings), create_app(settings)  # two replicas in one process
-        async with first.router.lifespan_context(first), second.router.lifespan_context(second):
+        async with _two_replicas(settings) as (first, second, one, two):
             relay = second.state.services.battle_runs.relay
             await asyncio.wait_for(relay.listening.wait(), 10)
-            async with (
-                httpx.AsyncClient(transport=httpx.ASGITransport(app=first), base_url="http://one") as one,
-                httpx.AsyncClient(transport=httpx.ASGITransport(app=second), base_url="http://two") as two,
-            ):
-                battle_id = await start(one, "", photo_bytes)
-                path = f"/api/battles/{battle_id}/events"
-                # ASGITransport hands over a response once the app has sent all of it: the
-                # streams run as tasks, the watcher joining while the battle runs
-                runner = asyncio.create_task(collect(one, path))
-                await asyncio.sleep(0.5)
-                assert not runner.done()
-                watcher = asyncio.create_task(collect(two, path))
-                await asyncio.sleep(0.3)
-                cut = await asyncio.to_thread(_terminate, settings.resolved_database_url, APPLICATION_NAME)
-                assert cut >= 1
-                on_one = await asyncio.wait_for(runner, 20)
-                on_two = await asyncio.wait_for(watcher, 20)
+            battle_id = await start(one, "", photo_bytes)
+            path = f"/api/battles/{battle_id}/events"
+            # ASGITransport hands over a response once the app has sent all of it: the
+            # streams run as tasks, the watcher joining while the battle runs
+            runner = asyncio.create_task(collect(one, path))
+            await asyncio.sleep(0.5)
+            assert not runner.done()
+            watcher = asyncio.create_task(collect(two, path))
+            await asyncio.sleep(0.3)
+            cut = await asyncio.to_thread(_terminate, settings.resolved_database_url, APPLICATION_NAME)
+            assert cut >= 1
+            on_one = await asyncio.wait_for(runner, 20)
+            on_two = await asyncio.wait_for(watcher, 20)
             await asyncio.wait_for(relay.listening.wait(), 10)  # and it is listening again
         assert [e.name for e in on_two] == [e.name for e in on_one]
         assert answer_text(on_two, "a") == answer_text(on_one, "a") != ""
@@ -195,33 +193,43 @@ class TestRelayOutage(_PacedOnPostgres):
     async def test_a_watcher_announced_while_the_connections_are_cut_still_gets_every_event(
         self, settings, openai_server, tmp_path: Path, photo_bytes: bytes
     ) -> None:
-        from arena.app import create_app
         from arena.battles.relay import APPLICATION_NAME
 
         base_url, _ = openai_server
         pool = write_pool(tmp_path / "steady.toml", base_url, {"one": "steady-6-one", "two": "steady-6-two"})
         pool.write_text(pool.read_text() + NO_READING_TIME)
         settings = settings.model_copy(update={"config": pool})
-        first, second = create_app(settings), create_app(settings)
-        async with first.router.lifespan_context(first), second.router.lifespan_context(second):
+        async with _two_replicas(settings) as (first, _, one, two):
             relay = first.state.services.battle_runs.relay
             await asyncio.wait_for(relay.listening.wait(), 10)
-            async with (
-                httpx.AsyncClient(transport=httpx.ASGITransport(app=first), base_url="http://one") as one,
-                httpx.AsyncClient(transport=httpx.ASGITransport(app=second), base_url="http://two") as two,
-            ):
-                battle_id = await start(one, "", photo_bytes)
-                path = f"/api/battles/{battle_id}/events"
-                runner = asyncio.create_task(collect(one, path))
-                await asyncio.sleep(0.5)
-                cut = await asyncio.to_thread(_terminate, settings.resolved_database_url, APPLICATION_NAME)
-                assert cut >= 1
-                # the runner's LISTEN is down: this watcher's announcement is lost, and the
-                # runner writes its battles' events once it listens again
-                on_two = await asyncio.wait_for(collect(two, path), 30)
-                on_one = await asyncio.wait_for(runner, 30)
+            battle_id = await start(one, "", photo_bytes)
+            path = f"/api/battles/{battle_id}/events"
+            runner = asyncio.create_task(collect(one, path))
+            await asyncio.sleep(0.5)
+            cut = await asyncio.to_thread(_terminate, settings.resolved_database_url, APPLICATION_NAME)
+            assert cut >= 1
+            # the runner's LISTEN is down: this watcher's announcement is lost, and the
+            # runner writes its battles' events once it listens again
+            on_two = await asyncio.wait_for(collect(two, path), 30)
+            on_one = await asyncio.wait_for(runner, 30)
         assert [e.name for e in on_two] == [e.name for e in on_one]
         assert answer_text(on_two, "b") == answer_text(on_one, "b") != ""
+
+
+@asynccontextmanager
+async def _two_replicas(
+    settings: Settings,
+) -> AsyncIterator[tuple[FastAPI, FastAPI, httpx.AsyncClient, httpx.AsyncClient]]:
+    """Two replicas in one process, started, each with its own client (`one`, `two`)."""
+    from arena.app import create_app
+
+    first, second = create_app(settings), create_app(settings)
+    async with first.router.lifespan_context(first), second.router.lifespan_context(second):
+        async with (
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=first), base_url="http://one") as one,
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=second), base_url="http://two") as two,
+        ):
+            yield first, second, one, two
 
 
 def _terminate(url: str, application_name: str) -> int:
