@@ -1,6 +1,7 @@
 """Issue 16 figures for one replica, against a real `arena serve` on PostgreSQL.
 
-    python benchmarks/http.py [--ttft 40] [--votes 300] [--vote-rounds 3] [--concurrency 32] [--battles 500] [--checkout DIR]
+    python benchmarks/http.py [--ttft 40] [--votes 300] [--vote-rounds 3] [--concurrency 32] [--battles 500]
+                              [--workers 1] [--checkout DIR]
 
 * **time to first token**: `--ttft` battles one after the other; the time from opening a
   battle's event stream to its first `delta`, against the contender's own time from its
@@ -93,6 +94,7 @@ def main() -> None:
     parser.add_argument("--answer-seconds", type=float, default=12.0, help="how long each answer streams")
     parser.add_argument("--checkout", type=Path, default=ROOT, help="run the arena from this checkout")
     parser.add_argument("--skip", nargs="*", default=[], choices=["ttft", "votes", "battles"])
+    parser.add_argument("--workers", type=int, default=1, help="worker processes of the arena's replica")
     args = parser.parse_args()
 
     port = free_port()
@@ -109,7 +111,9 @@ def main() -> None:
         tmp_dir = Path(tmp)
         if not {"ttft", "votes"} <= set(args.skip):
             fast = write_pool(tmp_dir / "fast.toml", contenders, "echo")
-            with arena(args.checkout, tmp_dir, fast, url, max_battles=max(64, args.concurrency)) as (base, pid):
+            with arena(
+                args.checkout, tmp_dir, fast, url, max_battles=max(64, args.concurrency), workers=args.workers
+            ) as (base, pid):
                 if "ttft" not in args.skip:
                     # Debian's nginx with the production rules (deploy/nginx/locations.conf), as the tests run it
                     with nginx_proxy(tmp_dir / "nginx", {"one": base}) as proxy:
@@ -124,7 +128,12 @@ def main() -> None:
                         asyncio.run(votes(base, bare_url, args.votes, args.concurrency, servers, args.vote_rounds))
         if "battles" not in args.skip:
             slow = write_pool(tmp_dir / "slow.toml", contenders, f"steady-{args.answer_seconds:g}")
-            with arena(args.checkout, tmp_dir, slow, url, max_battles=args.battles) as (base, pid):
+            # each worker counts its own places, and the kernel shares connections among them
+            # unevenly: with several, each may take all the battles (so one more is not refused)
+            with arena(args.checkout, tmp_dir, slow, url, max_battles=args.battles, workers=args.workers) as (
+                base,
+                pid,
+            ):
                 asyncio.run(many_battles(base, contenders, args.battles, args.answer_seconds, (pid, lean.pid)))
 
 
@@ -340,7 +349,9 @@ def write_pool(path: Path, contenders: str, behaviour: str) -> Path:
 
 
 @contextmanager
-def arena(checkout: Path, tmp: Path, pool: Path, url: str, *, max_battles: int) -> Iterator[tuple[str, int]]:
+def arena(
+    checkout: Path, tmp: Path, pool: Path, url: str, *, max_battles: int, workers: int = 1
+) -> Iterator[tuple[str, int]]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env |= {
@@ -352,7 +363,7 @@ def arena(checkout: Path, tmp: Path, pool: Path, url: str, *, max_battles: int) 
         "ARENA_BATTLES_PER_MINUTE": "0",
         "ARENA_MAX_BATTLES": str(max_battles),
     }
-    command = [str(checkout / ".venv" / "bin" / "arena"), "serve", "--port", str(port)]
+    command = [str(checkout / ".venv" / "bin" / "arena"), "serve", "--port", str(port), "--workers", str(workers)]
     with process(command, tmp / "arena.log", cwd=checkout, env=env) as proc:
         # ready, as a load balancer would wait for: the start-up warm-up done, not just the process up
         wait_for(f"http://127.0.0.1:{port}/readyz", timeout=120, ready=True)
@@ -423,16 +434,34 @@ def summary(values: Iterator[str] | object) -> str:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User and system CPU seconds of a process so far (all its threads)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User and system CPU seconds so far of a process and its live children (all their
+    threads): `arena serve --workers N` serves from N children of one supervisor."""
+    total = 0
+    for each in (pid, *children(pid)):
+        fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    """The peak resident memory of a process, plus each of its live children's."""
+    total = 0.0
+    for each in (pid, *children(pid)):
+        for line in Path(f"/proc/{each}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                total += int(line.split()[1]) / 1024
+    return total
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
 
 
 if __name__ == "__main__":
