@@ -245,8 +245,8 @@ class TestGatePath:
         assert events.index(steps[-1]) < min(i for i, e in enumerate(events) if isinstance(e, TextDelta))
         for step in steps:
             (ref,) = step.image_refs
-            thumb = Image.open(store.path(ref, "jpg"))
-            assert thumb.format == "JPEG" and max(thumb.size) <= 512
+            with Image.open(store.path(ref, "jpg")) as thumb:
+                assert thumb.format == "JPEG" and max(thumb.size) <= 512
         assert len({s.image_refs[0] for s in steps}) == len(steps)
         assert sum("电子抓拍" in s.observation for s in steps[1:]) >= 3  # read again in the crops
         assert f"read in {len(views)} views" in text
