@@ -24,6 +24,7 @@ from arena.contenders.gate.tools.code import (
     code_tools,
     sandbox_packages,
 )
+from tests.contenders.gate.processes import descendants
 
 SANDBOX = CodeSandbox(timeout=4, memory_mb=512)
 REASON = SANDBOX.unavailable()
@@ -68,23 +69,6 @@ def sandbox_processes() -> int:
             except FileNotFoundError:
                 continue
     return count
-
-
-def descendants(root: int) -> list[int]:
-    """Every process below `root` (the sandbox's bwrap and what runs inside it)."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        children = [child for child, parent in parents.items() if parent == pid]
-        found += children
-        todo += children
-    return found
 
 
 def owner(pid: int) -> int | None:

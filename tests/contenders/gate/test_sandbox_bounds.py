@@ -20,6 +20,7 @@ import pytest
 
 from arena.config import GateSettings
 from arena.contenders.gate.tools.code import CodeSandbox, code_tools
+from tests.contenders.gate.processes import descendants, parent_of_each
 
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = CodeSandbox(timeout=8, memory_mb=768, max_processes=4)
@@ -58,35 +59,19 @@ HOG = textwrap.dedent("""
 """)
 
 
-def descendants(root: int) -> list[int]:
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        children = [child for child, parent in parents.items() if parent == pid]
-        found += children
-        todo += children
-    return found
-
-
 def sandbox_processes() -> list[int]:
-    """bwrap's processes started by this test process, and all theirs.
-
-    Only these: in a full run the test process also has other children (servers and browsers
-    that session fixtures started), and counting them read 850 MB for a 768 MB sandbox."""
-    pids = []
-    for child in descendants(os.getpid()):
+    """The bwrap processes this test process started, and everything below them (one read of
+    /proc). Only these: in a full run the test process also has other children (servers and
+    browsers that session fixtures started), and counting them read 850 MB for a 768 MB sandbox."""
+    parents, me = parent_of_each(), os.getpid()
+    found: list[int] = []
+    for child in (pid for pid, parent in parents.items() if parent == me):
         try:
             if Path(f"/proc/{child}/comm").read_text().strip() == "bwrap":
-                pids += [child, *descendants(child)]
+                found += [child, *descendants(child, parents)]
         except OSError:
             continue
-    return sorted(set(pids))
+    return found
 
 
 def footprint(pids: list[int]) -> tuple[int, int]:
