@@ -52,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.servers import free_port  # noqa: E402
 from tests.servers.nginx import nginx_proxy  # noqa: E402
+from tests.servers.processes import parent_of_each  # noqa: E402
 
 SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
 PHOTO = SHARED / "data" / "geobrowse-sample" / "images" / "level1-1.jpg"
@@ -454,14 +455,7 @@ def peak_rss_mb(pid: int) -> float:
 
 
 def children(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(stat.parent.name))
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
+    return [child for child, parent in parent_of_each().items() if parent == pid]
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from arena.contenders.gate.tools.code import (
     code_tools,
     sandbox_packages,
 )
-from tests.contenders.gate.processes import descendants
+from tests.servers.processes import descendants
 
 SANDBOX = CodeSandbox(timeout=4, memory_mb=512)
 REASON = SANDBOX.unavailable()

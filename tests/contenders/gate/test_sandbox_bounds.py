@@ -20,7 +20,7 @@ import pytest
 
 from arena.config import GateSettings
 from arena.contenders.gate.tools.code import CodeSandbox, code_tools
-from tests.contenders.gate.processes import descendants, parent_of_each
+from tests.servers.processes import descendants, parent_of_each
 
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = CodeSandbox(timeout=8, memory_mb=768, max_processes=4)

@@ -1,4 +1,4 @@
-"""The host's process tree, read from /proc, for the code sandbox's tests."""
+"""The host's process tree, read from /proc: the code sandbox's tests, the benchmarks' servers."""
 
 from __future__ import annotations
 
