@@ -1,4 +1,4 @@
-"""One HTTP connection pool per provider.
+"""One HTTP connection pool per provider, on aiohttp underneath httpx.
 
 A single shared client would put every contender behind one pool of 100
 connections: 200 battles (400 streams) made streams wait for a connection
@@ -6,30 +6,36 @@ and fail with `PoolTimeout` midway. Each provider origin gets its own client
 instead, sized for the battles a replica accepts (`Settings.connections_for`),
 so a battle the replica admitted never waits for a connection.
 
-A provider's connections are held in shards of at most `SHARD_CONNECTIONS`, each
-request going to the shard with the fewest in flight: httpcore's pool does work
-quadratic in its connections on every request and every answer's end (it counts
-the idle ones once for each idle one), which at 1,000 connections in one pool
-cost more than the streams themselves.
+The providers speak httpx (`apis/http.py`), but the bytes travel through
+aiohttp (`AiohttpTransport`): reading an answer chunk through httpcore and h11,
+both pure Python, cost a replica about 340 CPU-µs a chunk against 75 through
+aiohttp's C parser (benchmarks/upstream.py), and 1,000 answers streaming at
+once bring 4,000 chunks a second. httpx keeps everything above the socket:
+the request, the response, its decoding and its errors (aiohttp's are turned
+into httpx's, which the providers catch).
 
 httpx reads HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY only for a client whose
 transport it makes itself, so each provider's client mounts the environment's
-proxies the way httpx mounts them for its own: a sharded transport through the
-proxy for each proxy pattern, the direct one for NO_PROXY's hosts and the rest.
+proxies the way httpx mounts them for its own: a transport through the proxy for
+each proxy pattern, the direct one for NO_PROXY's hosts and the rest. aiohttp
+speaks to HTTP proxies only; a SOCKS proxy gets httpx's own transport.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from functools import partial
+import asyncio
+import ssl
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from functools import cache, partial
 
+import aiohttp
 import httpx
 from httpx._utils import get_environment_proxies
 
 from arena.config import origin_of
 
 KEEPALIVE_EXPIRY = 30.0  # seconds an idle connection stays open for the next battle
-SHARD_CONNECTIONS = 64  # connections of one httpcore pool at most
 
 
 class UpstreamClients:
@@ -48,7 +54,7 @@ class UpstreamClients:
         if client is None:
             size = self._size_of(origin)
             client = self._clients[origin] = httpx.AsyncClient(
-                follow_redirects=False, transport=ShardedTransport(size), mounts=_proxy_mounts(size)
+                follow_redirects=False, transport=AiohttpTransport(size), mounts=_proxy_mounts(size)
             )
         return client
 
@@ -62,42 +68,127 @@ class UpstreamClients:
         self._clients.clear()
 
 
-class ShardedTransport(httpx.AsyncBaseTransport):
-    """`size` connections to one provider, in pools of at most `shard` connections; a request
-    goes to the pool with the fewest requests in flight, so it waits for a connection only when
-    all `size` are busy, as in one pool of that size."""
+class AiohttpTransport(httpx.AsyncBaseTransport):
+    """At most `size` requests to one provider in flight, over aiohttp's connections (at most
+    `size` of them, kept alive between battles). A request that finds all `size` places taken
+    waits for one for the request's pool timeout, then fails with httpx's `PoolTimeout`; a
+    place is given back when its response is closed."""
 
-    def __init__(self, size: int, shard: int = SHARD_CONNECTIONS, proxy: str | None = None) -> None:
-        count = -(-max(size, 1) // shard)
-        each = -(-max(size, 1) // count)
-        limits = httpx.Limits(max_connections=each, max_keepalive_connections=each, keepalive_expiry=KEEPALIVE_EXPIRY)
-        self.shards = [httpx.AsyncHTTPTransport(limits=limits, proxy=proxy) for _ in range(count)]
-        self.in_flight = [0] * count
+    def __init__(self, size: int, proxy: str | None = None) -> None:
+        self.size = max(size, 1)
+        self.proxy = proxy
+        self.places = asyncio.Semaphore(self.size)
+        self.in_flight = 0  # requests holding a place: sent, and their answers not yet closed
+        self._session: aiohttp.ClientSession | None = None
+
+    def _open_session(self) -> aiohttp.ClientSession:
+        if self._session is None:  # made in the event loop that runs the requests
+            connector = aiohttp.TCPConnector(limit=self.size, keepalive_timeout=KEEPALIVE_EXPIRY, ssl=_tls_context())
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                auto_decompress=False,  # httpx decodes the body, as it does its own transport's
+                cookie_jar=aiohttp.DummyCookieJar(),  # and keeps the cookies, if any
+                trust_env=False,  # the proxies are httpx's mounts
+                skip_auto_headers=("Content-Type",),  # sent as httpx made it, or not at all
+            )
+        return self._session
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        index = min(range(len(self.shards)), key=self.in_flight.__getitem__)
-        self.in_flight[index] += 1
+        timeout = request.extensions.get("timeout", {})
         try:
-            response = await self.shards[index].handle_async_request(request)
+            async with asyncio.timeout(timeout.get("pool")):
+                await self.places.acquire()
+        except TimeoutError:
+            raise httpx.PoolTimeout("no connection came free in time", request=request) from None
+        self.in_flight += 1
+        try:
+            body = await request.aread()
+            with _as_httpx_errors(request):
+                answer = await self._open_session().request(
+                    request.method,
+                    str(request.url),
+                    headers=request.headers.multi_items(),
+                    data=body or None,
+                    allow_redirects=False,
+                    proxy=self.proxy,
+                    timeout=aiohttp.ClientTimeout(sock_connect=timeout.get("connect"), sock_read=timeout.get("read")),
+                )
         except BaseException:
-            self.in_flight[index] -= 1
+            self._give_back()
             raise
-        assert isinstance(response.stream, httpx.AsyncByteStream)
-        response.stream = _Counted(response.stream, self.in_flight, index)
-        return response
+        return httpx.Response(
+            status_code=answer.status,
+            headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in answer.raw_headers],
+            stream=_Body(answer, request, self._give_back),
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": (answer.reason or "").encode("latin-1")},
+        )
+
+    def _give_back(self) -> None:
+        self.in_flight -= 1
+        self.places.release()
 
     async def aclose(self) -> None:
-        for shard in self.shards:
-            await shard.aclose()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+class _Body(httpx.AsyncByteStream):
+    """An answer's body as aiohttp reads it; closing it gives its place back (once) and its
+    connection too: to the pool when the body was read to the end, else closed."""
+
+    def __init__(self, answer: aiohttp.ClientResponse, request: httpx.Request, give_back: Callable[[], None]) -> None:
+        self._answer, self._request, self._give_back = answer, request, give_back
+        self._open = True
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        with _as_httpx_errors(self._request):
+            async for piece in self._answer.content.iter_any():
+                yield piece
+
+    async def aclose(self) -> None:
+        if self._open:
+            self._open = False
+            if self._answer.content.at_eof():
+                self._answer.release()
+            else:  # a connection with an unread answer on it cannot serve another request
+                self._answer.close()
+            self._give_back()
+
+
+@contextmanager
+def _as_httpx_errors(request: httpx.Request) -> Iterator[None]:
+    """aiohttp's errors as the httpx errors its own transport raises for the same failure."""
+    try:
+        yield
+    except aiohttp.ConnectionTimeoutError as exc:
+        raise httpx.ConnectTimeout(str(exc) or "timed out connecting", request=request) from exc
+    except aiohttp.ServerTimeoutError as exc:  # a read stalled (sock_read)
+        raise httpx.ReadTimeout(str(exc) or "timed out reading", request=request) from exc
+    except aiohttp.ClientConnectorError as exc:  # refused, unreachable, unknown host, the proxy too
+        raise httpx.ConnectError(str(exc), request=request) from exc
+    except (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError, aiohttp.ClientResponseError) as exc:
+        raise httpx.RemoteProtocolError(str(exc) or type(exc).__name__, request=request) from exc
+    except aiohttp.ClientOSError as exc:  # e.g. reset by the peer
+        raise httpx.ReadError(str(exc), request=request) from exc
+    except aiohttp.ClientError as exc:
+        raise httpx.TransportError(str(exc) or type(exc).__name__, request=request) from exc
 
 
 def _proxy_mounts(size: int) -> dict[str, httpx.AsyncBaseTransport | None]:
     """The environment's proxies as httpx mounts them (None: the client's direct transport);
     a proxied transport is made on its first request, as most patterns never match the origin."""
     return {
-        pattern: None if proxy is None else _OnFirstUse(partial(ShardedTransport, size, proxy=proxy))
+        pattern: None if proxy is None else _OnFirstUse(partial(_through_proxy, size, proxy))
         for pattern, proxy in get_environment_proxies().items()
     }
+
+
+def _through_proxy(size: int, proxy: str) -> httpx.AsyncBaseTransport:
+    if httpx.URL(proxy).scheme in ("http", "https"):
+        return AiohttpTransport(size, proxy=proxy)
+    limits = httpx.Limits(max_connections=size, max_keepalive_connections=size, keepalive_expiry=KEEPALIVE_EXPIRY)
+    return httpx.AsyncHTTPTransport(limits=limits, proxy=proxy)
 
 
 class _OnFirstUse(httpx.AsyncBaseTransport):
@@ -115,19 +206,7 @@ class _OnFirstUse(httpx.AsyncBaseTransport):
             await self._made.aclose()
 
 
-class _Counted(httpx.AsyncByteStream):
-    """An answer's body that leaves its shard's count when it is closed (once)."""
-
-    def __init__(self, stream: httpx.AsyncByteStream, in_flight: list[int], index: int) -> None:
-        self._stream, self._in_flight, self._index = stream, in_flight, index
-        self._open = True
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for piece in self._stream:
-            yield piece
-
-    async def aclose(self) -> None:
-        if self._open:
-            self._open = False
-            self._in_flight[self._index] -= 1
-        await self._stream.aclose()
+@cache
+def _tls_context() -> ssl.SSLContext:
+    """The certificates httpx's own transport trusts (certifi's), made once."""
+    return httpx.create_ssl_context()

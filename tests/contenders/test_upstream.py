@@ -1,43 +1,68 @@
-"""Upstream connection pools: a provider's connections in shards, as many in all as asked,
+"""Upstream connection pools: a provider's requests in flight, as many as asked, over aiohttp,
 through the environment's proxies."""
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 
 import httpx
 import pytest
 
-from arena.contenders.upstream import ShardedTransport, UpstreamClients
+from arena.contenders.upstream import AiohttpTransport, UpstreamClients
+from tests.servers import free_port
 from tests.servers.forward_proxy import forward_proxy
 
 
-class TestShardedTransport:
-    def test_shards_hold_the_size_asked(self) -> None:
-        transport = ShardedTransport(1000, shard=64)
-        assert len(transport.shards) == 16
-        limits = [shard._pool._max_connections for shard in transport.shards]
-        assert sum(limits) >= 1000 and max(limits) <= 64
-        assert len(ShardedTransport(30, shard=64).shards) == 1
-
-    def test_requests_go_to_the_least_busy_shard_and_leave_it_when_closed(self, openai_server: tuple) -> None:
+class TestAiohttpTransport:
+    def test_a_full_pool_waits_for_a_place_then_times_out(self, openai_server: tuple) -> None:
         async def scenario() -> None:
-            transport = ShardedTransport(6, shard=2)
+            transport = AiohttpTransport(2)
             async with httpx.AsyncClient(transport=transport) as http:
-                url = openai_server[0] + "/chat/completions"
-                body = {"model": "echo", "stream": True, "messages": [{"role": "user", "content": "Where?"}]}
-                request = http.build_request("POST", url, json=body)
-                responses = [await http.send(request, stream=True) for _ in range(5)]
-                assert transport.in_flight == [2, 2, 1]
-                await responses[0].aclose()
-                await responses[0].aclose()  # a second close counts once
-                assert transport.in_flight == [1, 2, 1]
-                for response in responses[1:]:
-                    await response.aread()
-                    await response.aclose()
-                assert transport.in_flight == [0, 0, 0]
+                request = http.build_request("POST", openai_server[0] + "/chat/completions", json=BODY)
+                held = [await http.send(request, stream=True) for _ in range(2)]
+                assert transport.in_flight == 2
+                waiting = http.build_request("POST", request.url, json=BODY, timeout=httpx.Timeout(5.0, pool=0.2))
+                with pytest.raises(httpx.PoolTimeout):
+                    await http.send(waiting)
+                await held[0].aclose()
+                await held[0].aclose()  # a second close gives back one place, not two
+                assert transport.in_flight == 1
+                answer = await http.send(waiting)  # the freed place serves it
+                assert "data: [DONE]" in answer.text and transport.in_flight == 1
+                await held[1].aread()
+                await held[1].aclose()
+                assert transport.in_flight == 0
 
         asyncio.run(scenario())
+
+    def test_a_compressed_answer_is_decoded_once(self) -> None:
+        """aiohttp hands the bytes over as sent; httpx decodes them, as with its own transport."""
+        body = b"data: " + b"x" * 5000 + b"\n\n"
+
+        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readuntil(b"\r\n\r\n")
+            packed = gzip.compress(body)
+            head = f"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: {len(packed)}\r\n\r\n"
+            writer.write(head.encode() + packed)
+            await writer.drain()
+            writer.close()
+
+        async def scenario() -> bytes:
+            server = await asyncio.start_server(answer, "127.0.0.1", 0)
+            port = server.sockets[0].getsockname()[1]
+            async with server, httpx.AsyncClient(transport=AiohttpTransport(1)) as http:
+                return (await http.get(f"http://127.0.0.1:{port}/")).content
+
+        assert asyncio.run(scenario()) == body
+
+    def test_nothing_listening_is_a_connect_error(self) -> None:
+        async def scenario() -> None:
+            async with httpx.AsyncClient(transport=AiohttpTransport(1)) as http:
+                await http.get(f"http://127.0.0.1:{free_port()}/")
+
+        with pytest.raises(httpx.ConnectError):
+            asyncio.run(scenario())
 
 
 BODY = {"model": "echo", "stream": True, "messages": [{"role": "user", "content": "Where?"}]}

@@ -4,8 +4,10 @@ images as data URLs, tool calls, and every way a server can fail."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 
 import httpx
@@ -31,8 +33,17 @@ IMAGE = ContenderImage(jpeg=b"\xff\xd8\xff\xe0fake-jpeg-bytes", width=2, height=
 QUESTION = [ChatMessage(role="user", content="Where is this?", images=(IMAGE,))]
 
 
+@pytest.fixture(autouse=True)
+def _each_client(make_client: Callable[[], httpx.AsyncClient], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`chat_model` makes the client of this run of the test (see conftest.py)."""
+    monkeypatch.setattr(sys.modules[__name__], "new_client", make_client)
+
+
+new_client: Callable[[], httpx.AsyncClient] = httpx.AsyncClient
+
+
 def chat_model(base_url: str, model: str, **limits) -> tuple[httpx.AsyncClient, OpenAIChat]:
-    http = httpx.AsyncClient()
+    http = new_client()
     limits = {"stall_timeout": 1.0, "timeout": 10.0, **limits}
     return http, OpenAIChat(
         http=http, base_url=base_url, model=model, api_key="sk-test-secret", limits=GenerationLimits(**limits)
