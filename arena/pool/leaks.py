@@ -71,9 +71,13 @@ def find_identity_leaks(texts: Iterable[str], pool_config: PoolConfig) -> list[s
     for text in texts:
         if not text:
             continue
-        cleaned = matcher.ignore.sub(" ", _URL.sub(" ", text.lower()))
-        for match in matcher.terms.finditer(cleaned):
-            found.add(_canonical(match.group(0)))
+        lowered = text.lower()
+        if any(marker in lowered for marker in _URL_MARKERS):  # the regex tries every character
+            lowered = _URL.sub(" ", lowered)
+        cleaned = matcher.ignore.sub(" ", lowered)
+        terms = matcher.terms_in(cleaned)
+        if terms is not None:
+            found.update(_canonical(match.group(0)) for match in terms.finditer(cleaned))
     return sorted(found)
 
 
@@ -87,12 +91,33 @@ _URL = re.compile(
     r"(?:https?://|www\.)\S+|" + _HOST_START + r"[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|ai|io|cn)\b(?:/\S*)?"
 )
 
+# what every link _URL matches holds, literally
+_URL_MARKERS = ("://", "www.", ".com", ".org", ".net", ".ai", ".io", ".cn")
+
 
 class _Matcher:
+    """The terms' regex, longest term first, and the phrases blanked before it runs.
+
+    One alternation of all the terms tries each of them at every character: 2 ms a kilobyte,
+    20 ms for the two answers of a battle. A term can only match where its first word stands
+    literally, so `terms_in` first asks which first words the text holds (a substring search
+    each) and runs the alternation of just their terms, in the same order: the same matches,
+    as a term absent from the text matches nowhere; most answers hold none."""
+
     def __init__(self, terms: tuple[str, ...], ignore: tuple[str, ...]) -> None:
-        self.terms = re.compile("|".join(_term_regex(t) for t in sorted(set(terms), key=len, reverse=True)))
+        self.ordered = tuple(sorted(set(terms), key=len, reverse=True))
+        self._by_first_word: dict[str, list[str]] = {}
+        for term in self.ordered:
+            self._by_first_word.setdefault(term.rstrip("#").split()[0], []).append(term)
         ignore_part = "|".join(re.escape(i) for i in sorted(set(ignore), key=len, reverse=True)) or r"(?!x)x"
         self.ignore = re.compile(rf"(?<![a-z])(?:{ignore_part})(?![a-z])")
+
+    def terms_in(self, text: str) -> re.Pattern[str] | None:
+        """The alternation of the terms whose first word the text holds; None if there are none."""
+        present = {term for word, terms in self._by_first_word.items() if word in text for term in terms}
+        if not present:
+            return None
+        return _alternation(tuple(term for term in self.ordered if term in present))
 
 
 def _terms_key(pool: PoolConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -122,6 +147,11 @@ def _contender_terms(name: str, model: str) -> list[str]:
         out.append(last)
         out.append(last.split(":", 1)[0])
     return out
+
+
+@lru_cache(maxsize=256)
+def _alternation(terms: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(_term_regex(t) for t in terms))
 
 
 @lru_cache(maxsize=16)

@@ -76,3 +76,22 @@ class TestFindIdentityLeaks:
 
     def test_links_after_an_ellipsis_or_a_hyphen_are_still_blanked(self) -> None:
         assert find_identity_leaks(["See ...google.com/maps and -openai.com, e.g.anthropic.com"], POOL) == []
+
+    def test_the_terms_tried_are_narrowed_without_changing_what_is_found(self) -> None:
+        """Only the terms whose first word is in the text are tried: every default and pool term,
+        alone, glued and among others, is found exactly as by one alternation of all of them."""
+        from arena.pool import leaks
+
+        matcher = leaks._matcher_for(leaks._terms_key(POOL))
+        whole = leaks._alternation(matcher.ordered)
+        samples = [
+            f"{before}{term.replace('#', ' 3.1')}{after}"
+            for term in matcher.ordered
+            for before, after in (("", ""), ("i am ", "-4o, hello"), ("x", "y"))
+        ]
+        texts = samples + [" ".join(samples[i : i + 7]) for i in range(0, len(samples), 7)] + ["lisbon, portugal"]
+        for text in texts:
+            narrowed = matcher.terms_in(text)
+            found = [m.group(0) for m in narrowed.finditer(text)] if narrowed is not None else []
+            assert found == [m.group(0) for m in whole.finditer(text)], text
+        assert matcher.terms_in("lisbon, portugal") is None
