@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
+from enum import Enum
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -60,6 +61,13 @@ LEASE_SECONDS = 30.0
 MAX_BATTLES = 200  # running at once on one replica (ARENA_MAX_BATTLES)
 DRAIN_RETRY_AFTER = 2  # seconds: by then the proxy sends the client to another replica
 FULL_RETRY_AFTER = 5  # seconds a refused client is asked to wait: about the time battles take to free places
+
+
+class _Unclaimed(Enum):
+    """Why a stream did not claim its battle."""
+
+    TAKEN = "taken"  # another stream (here or on another replica) has it, or it is over
+    MISSING = "missing"  # there is no such battle
 
 
 @dataclass
@@ -190,31 +198,45 @@ class BattleRuns:
         with self.sessions() as session:
             return repository.still_pending(session, battle_ids)
 
-    async def stream(self, battle_id: str) -> AsyncIterator[str]:
-        """SSE text for one watcher of the battle."""
-        yield RECONNECT_HINT
+    async def open(self, battle_id: str) -> AsyncIterator[str] | None:
+        """SSE text for one watcher of the battle, or None when there is no such battle.
+
+        A pending battle is claimed and started here, before the response begins: the claim
+        also says whether the battle exists, so a stream opens in one transaction, not two
+        (500 streams opened at once queued 1,000 for the database's connections)."""
         run = self._runs.get(battle_id)
         if run is None and self.draining:
-            # A battle this replica is not running: the stream closes without `end`, and
-            # the browser reconnects by itself, to a replica that is staying up.
-            yield RECONNECT
-            return
-        if run is None:
+            if not await asyncio.to_thread(self._exists, battle_id):
+                return None
+        elif run is None:
             try:
-                inputs = await asyncio.to_thread(self._claim, battle_id)
+                claimed = await asyncio.to_thread(self._claim, battle_id)
             except Exception:
-                # e.g. the photo is not in this replica's image store: fail the
-                # battle we claimed (the replay below says so) rather than leave it running
+                # e.g. the photo is not in this replica's image store: fail the battle we
+                # claimed (the stream's replay says so) rather than leave it running
                 log.exception("battle %s could not start", battle_id)
                 await asyncio.to_thread(self._persist_unstarted, battle_id)
             else:
-                if inputs is not None:
-                    run = self._start(battle_id, *inputs)
-        # Another stream of this process may have claimed it while we asked.
+                if claimed is _Unclaimed.MISSING:
+                    return None
+                if not isinstance(claimed, _Unclaimed):
+                    run = self._start(battle_id, *claimed)
+                    # a client gone before its response began never follows the run
+                    asyncio.get_running_loop().call_later(self.lease, run.cancel_if_never_watched)
+        return self._stream(battle_id, run)
+
+    async def _stream(self, battle_id: str, run: BattleRun | None) -> AsyncIterator[str]:
+        yield RECONNECT_HINT
+        # another stream of this process may have claimed it while this one asked
         run = run or self._runs.get(battle_id)
         if run is not None:
             async for chunk in run.follow():
                 yield chunk
+            return
+        if self.draining:
+            # A battle this replica is not running: the stream closes without `end`, and
+            # the browser reconnects by itself, to a replica that is staying up.
+            yield RECONNECT
             return
         follow = self._follow_relay if self.relay is not None else self._follow_database
         async for chunk in follow(battle_id):
@@ -249,13 +271,14 @@ class BattleRuns:
             self._leases.cancel()
             await asyncio.gather(self._leases, return_exceptions=True)
 
-    def _claim(self, battle_id: str) -> tuple[str, ContenderImage, dict[str, str]] | None:
-        """Claim a pending battle and read its prompt, photo and sides; None when another
-        stream has it. One worker-thread hop and one transaction (its answers start
-        streaming in it too) before the contenders are asked, not three."""
+    def _claim(self, battle_id: str) -> tuple[str, ContenderImage, dict[str, str]] | _Unclaimed:
+        """Claim a pending battle and read its prompt, photo and sides; or say why not. One
+        worker-thread hop and one transaction (its answers start streaming in it too) before
+        the contenders are asked, not three."""
         with self.sessions.begin() as session:
             if not repository.claim_battle(session, battle_id):
-                return None
+                exists = repository.battle_exists(session, battle_id)
+                return _Unclaimed.TAKEN if exists else _Unclaimed.MISSING
             repository.start_responses(session, battle_id)
             battle = repository.battle_with_answers(session, battle_id)
             assert battle is not None, "a claimed battle exists"
@@ -267,6 +290,10 @@ class BattleRuns:
         # the photo is read after the commit: a missing one fails the battle we now hold
         image = ContenderImage(jpeg=self.images.get(sha), width=size[0], height=size[1], sha256=sha)
         return prompt, image, sides
+
+    def _exists(self, battle_id: str) -> bool:
+        with self.sessions() as session:
+            return repository.battle_exists(session, battle_id)
 
     def _start(self, battle_id: str, prompt: str, image: ContenderImage, sides: dict[str, str]) -> BattleRun:
         self._unopened.pop(battle_id, None)  # its place passes to the run
@@ -464,6 +491,7 @@ class BattleRun:
         self.sides = {side: _Side(side, name) for side, name in sides.items()}
         self.history: list[BattleEvent] = []
         self.watchers: set[asyncio.Queue[BattleEvent]] = set()
+        self.watched = False  # a watcher has followed it
         self.shared = False  # its events go to the outbox: a watcher elsewhere asked for them
         self.finished = False
         self.task: asyncio.Task[None]
@@ -473,6 +501,7 @@ class BattleRun:
         for event in self.history:
             queue.put_nowait(event)
         self.watchers.add(queue)
+        self.watched = True
         try:
             while True:
                 events: list[BattleEvent] = []
@@ -506,6 +535,10 @@ class BattleRun:
         self.shared = True
         for seq, event in enumerate(self.history, 1):
             outbox.add(self.battle_id, seq, event)
+
+    def cancel_if_never_watched(self) -> None:
+        if not self.watched and not self.finished:
+            self.task.cancel()
 
     def _cancel_if_unwatched(self) -> None:
         if not self.watchers and not self.finished:

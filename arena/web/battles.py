@@ -242,12 +242,13 @@ def battle_view(battle_id: str, request: Request, session: SessionDep, services:
 
 
 @router.get("/api/battles/{battle_id}/events")
-async def battle_events(battle_id: str, db: DatabaseDep, runs: BattleRunsDep) -> StreamingResponse:
+async def battle_events(battle_id: str, runs: BattleRunsDep) -> StreamingResponse:
     """Server-sent events: both answers as they stream, then `ready` and `end`."""
-    if not await db.run(repository.battle_exists, battle_id):
+    stream = await runs.open(battle_id)
+    if stream is None:
         raise ClientError(404, "battle_not_found", "There is no battle with this id.")
     return StreamingResponse(
-        _counted(runs.stream(battle_id)),
+        _counted(stream),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )

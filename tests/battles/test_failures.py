@@ -110,8 +110,9 @@ class TestCancelledRun:
         or a watcher joining just as the last one left) must say so, not go quiet."""
         created = await start_battle(client, photo_bytes)
         runs = app.state.services.battle_runs
-        events = runs.stream(created["battle_id"])
-        assert await anext(events) == "retry: 1000\n\n"  # the hint comes before the run starts
+        events = await runs.open(created["battle_id"])
+        assert events is not None
+        assert await anext(events) == "retry: 1000\n\n"  # the hint comes first
         first = await asyncio.wait_for(anext(events), 10)
         await runs.shutdown()
 
@@ -122,6 +123,25 @@ class TestCancelledRun:
         assert parse_sse(first + tail)[-1] == ("end", {"status": "abandoned"})
         with app.state.services.database.sessions() as session:
             assert session.get(Battle, created["battle_id"]).status == "abandoned"
+
+
+    async def test_a_run_nobody_follows_is_cancelled(self, client, app, photo_bytes):
+        """A stream opened (its battle claimed and started) whose client left before the
+        response began: nobody will watch, so the run stops after the lease."""
+        created = await start_battle(client, photo_bytes)
+        runs = app.state.services.battle_runs
+        runs.lease = 0.3
+        assert await runs.open(created["battle_id"]) is not None  # never iterated
+        for _ in range(100):
+            with app.state.services.database.sessions() as session:
+                if session.get(Battle, created["battle_id"]).status == "abandoned":
+                    break
+            await asyncio.sleep(0.1)
+        else:
+            pytest.fail("the unwatched run kept going")
+
+    async def test_an_unknown_battle_opens_no_stream(self, app):
+        assert await app.state.services.battle_runs.open("no-such-battle") is None
 
 
 class TestDatabaseFault:
