@@ -124,7 +124,6 @@ class TestCancelledRun:
         with app.state.services.database.sessions() as session:
             assert session.get(Battle, created["battle_id"]).status == "abandoned"
 
-
     async def test_a_run_nobody_follows_is_cancelled(self, client, app, photo_bytes):
         """A stream opened (its battle claimed and started) whose client left before the
         response began: nobody will watch, so the run stops after the lease."""
