@@ -58,7 +58,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
 STATIC = ROOT / "static"
 
-WORKER_THREADS = 32  # about the database pool's 10 + 20 overflow connections
+WORKER_THREADS = 32  # about the database pool's 30 connections (ARENA_DATABASE_CONNECTIONS)
 
 ROUTERS = (
     health.router,
@@ -111,7 +111,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     asyncio.get_running_loop().set_default_executor(
         ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="arena-io")
     )
-    engine = make_engine(settings.resolved_database_url)
+    engine = make_engine(settings.resolved_database_url, settings.database_connections)
     http = httpx.AsyncClient(follow_redirects=False)
     upstream = UpstreamClients(settings.connections_for, other=http)
     images = store_for(settings)

@@ -28,6 +28,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SECRET = "change-me-development-only"
 DEFAULT_RANK_EVERY = "30s"  # how often `arena serve` re-ranks when votes arrived
+DATABASE_CONNECTIONS = 30  # ARENA_DATABASE_CONNECTIONS: PostgreSQL connections of one process
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -98,6 +99,8 @@ class Settings(BaseSettings):
     # connections to each provider (one pool per origin, e.g. https://api.openai.com); 0 = two per
     # battle the replica accepts, so a stream never waits for one; `[connections]` overrides per origin
     upstream_connections: int = Field(default=0, ge=0)
+    # PostgreSQL connections one `arena serve` process keeps open (and never exceeds)
+    database_connections: int = Field(default=DATABASE_CONNECTIONS, ge=1)
 
     @field_validator("rank_every")
     @classmethod

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+import sqlalchemy
 
+from arena.app import create_app
 from arena.config import PoolConfig, Settings, origin_of
-from tests.conftest import SAMPLE_DIR
+from tests.conftest import SAMPLE_DIR, write_pool
 from tests.web.conftest import serve_arena
 
 BATTLES = 55  # 110 upstream streams: more than httpx's default pool of 100
@@ -113,3 +115,31 @@ class TestConnectionSettings:
             PoolConfig.model_validate({"connections": {"https://api.openai.com/v1": 10}})
         with pytest.raises(ValueError, match="at least 1"):
             PoolConfig.model_validate({"connections": {"https://api.openai.com": 0}})
+
+
+class TestDatabaseConnections:
+    def test_the_pool_keeps_what_it_opens_and_opens_no_more(self, postgres_url):
+        """ARENA_DATABASE_CONNECTIONS connections, kept once opened: an overflow beyond a smaller
+        kept pool closed each connection as it came back and opened another for the next."""
+        from arena.db.session import make_engine
+
+        engine = make_engine(postgres_url, 3)
+        try:
+            held = [engine.connect() for _ in range(3)]
+            with pytest.raises(sqlalchemy.exc.TimeoutError):
+                engine.pool._timeout = 0.2  # no waiting out the default 30 s for a fourth
+                engine.connect()
+            for connection in held:
+                connection.close()
+            assert engine.pool.checkedin() == 3  # all three kept for the next transactions
+        finally:
+            engine.dispose()
+
+    async def test_the_server_sizes_its_pool_from_the_setting(self, tmp_path, postgres_url, monkeypatch):
+        monkeypatch.setenv("ARENA_DATABASE_CONNECTIONS", "7")
+        pool = write_pool(tmp_path / "arena.toml", "http://127.0.0.1:9/v1", {"one": "echo-one", "two": "echo-two"})
+        told = Settings(env="test", data_dir=tmp_path / "data", database_url=postgres_url, config=pool)
+        assert told.database_connections == 7
+        application = create_app(told)
+        async with application.router.lifespan_context(application):
+            assert application.state.services.database.engine.pool.size() == 7
