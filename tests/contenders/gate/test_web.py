@@ -560,6 +560,7 @@ def tls_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsSite]:
     site = TlsSite(tmp_path_factory.mktemp("tls"))
     yield site
     site.server.shutdown()
+    site.server.server_close()  # its listening TLS socket, else left to the garbage collector
 
 
 class TestPinnedTls:
