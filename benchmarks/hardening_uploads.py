@@ -44,21 +44,10 @@ sys.path.insert(0, str(ROOT))
 
 from tests.servers import free_port, serve_in_thread  # noqa: E402
 from tests.servers.openai_compatible import OpenAICompatibleServer  # noqa: E402
+from tests.servers.processes import cpu_seconds, peak_rss_mb  # noqa: E402
 
 SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
 PHOTO = SHARED / "data" / "geobrowse-sample" / "images" / "level1-1.jpg"
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def big_png() -> bytes:

@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.servers import free_port  # noqa: E402
 from tests.servers.nginx import nginx_proxy  # noqa: E402
-from tests.servers.processes import parent_of_each  # noqa: E402
+from tests.servers.processes import cpu_seconds, peak_rss_mb, with_children  # noqa: E402
 
 SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
 PHOTO = SHARED / "data" / "geobrowse-sample" / "images" / "level1-1.jpg"
@@ -182,10 +182,10 @@ async def votes(base: str, bare: str, count: int, concurrency: int, pids: tuple[
                 ("arena", base, pids[0], battles[turn * count : (turn + 1) * count]),
                 ("bare", bare, pids[1], [uuid.uuid4().hex for _ in range(count)]),
             ):
-                cpu = cpu_seconds(pid)
+                cpu = cpu_seconds(*with_children(pid))
                 seconds, ms = await vote_all(http, url, ids, concurrency)
                 figures[side][0] += seconds
-                figures[side][1] += cpu_seconds(pid) - cpu
+                figures[side][1] += cpu_seconds(*with_children(pid)) - cpu
                 times[side] += ms
     total = count * rounds
     print(f"\n## votes ({rounds} turns of {count}, {concurrency} at once; load average {os.getloadavg()[0]:.1f})")
@@ -226,10 +226,10 @@ async def many_battles(base: str, contenders: str, count: int, answer_seconds: f
     pid, lean = pids
     model = f"steady-{answer_seconds:g}-own"
     async with client(connections=2 * count + 50) as http:
-        started, own_cpu = time.perf_counter(), (time.process_time(), cpu_seconds(lean))
+        started, own_cpu = time.perf_counter(), (time.process_time(), cpu_seconds(*with_children(lean)))
         own = await asyncio.gather(*(contender_first_chunk(http, contenders, model) for _ in range(2 * count)))
         own_seconds = time.perf_counter() - started
-        own_cpu = (time.process_time() - own_cpu[0], cpu_seconds(lean) - own_cpu[1])
+        own_cpu = (time.process_time() - own_cpu[0], cpu_seconds(*with_children(lean)) - own_cpu[1])
         gate = asyncio.Semaphore(16)
 
         async def make() -> dict:
@@ -242,11 +242,11 @@ async def many_battles(base: str, contenders: str, count: int, answer_seconds: f
         refused = await http.post(
             f"{base}/api/battles", files={"image": ("p.jpg", PHOTO.read_bytes(), "image/jpeg")}, data={"prompt": PROMPT}
         )
-        started, cpu = time.perf_counter(), cpu_seconds(pid)
-        others = time.process_time(), cpu_seconds(lean)
+        started, cpu = time.perf_counter(), cpu_seconds(*with_children(pid))
+        others = time.process_time(), cpu_seconds(*with_children(lean))
         watched = await asyncio.gather(*(watch(http, base + b["events_url"], time.perf_counter()) for b in battles))
-        streamed_seconds, cpu = time.perf_counter() - started, cpu_seconds(pid) - cpu
-        others = time.process_time() - others[0], cpu_seconds(lean) - others[1]
+        streamed_seconds, cpu = time.perf_counter() - started, cpu_seconds(*with_children(pid)) - cpu
+        others = time.process_time() - others[0], cpu_seconds(*with_children(lean)) - others[1]
     ready = sum(1 for w in watched if w["end"] == "ready")
     arena_ms = [ms for w in watched for ms in w["first"].values()]
     print(f"\n## {count} battles at once ({2 * count} upstream streams of {answer_seconds:g} s answers)")
@@ -257,7 +257,7 @@ async def many_battles(base: str, contenders: str, count: int, answer_seconds: f
     row(f"contenders' own ({2 * count} direct streams, {own_seconds:.1f} s)", list(own))
     row("first delta through the arena", arena_ms)
     print(f"  p99 difference: {(pct(arena_ms, 99) - pct(list(own), 99)) / 1000:+.2f} s (goal: within 1 s)")
-    print(f"  arena serve peak memory (VmHWM): {peak_rss_mb(pid):.0f} MB")
+    print(f"  arena serve peak memory (VmHWM): {peak_rss_mb(*with_children(pid)):.0f} MB")
     print(
         f"  arena serve CPU while they streamed: {cpu:.1f} s ({cpu * 1000 / count:.1f} ms a battle) in"
         f" {streamed_seconds:.1f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
@@ -432,30 +432,6 @@ def summary(values: Iterator[str] | object) -> str:
     for value in values:  # type: ignore[attr-defined]
         counts[value or "none"] = counts.get(value or "none", 0) + 1
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU seconds so far of a process and its live children (all their
-    threads): `arena serve --workers N` serves from N children of one supervisor."""
-    total = 0
-    for each in (pid, *children(pid)):
-        fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-def peak_rss_mb(pid: int) -> float:
-    """The peak resident memory of a process, plus each of its live children's."""
-    total = 0.0
-    for each in (pid, *children(pid)):
-        for line in Path(f"/proc/{each}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                total += int(line.split()[1]) / 1024
-    return total
-
-
-def children(pid: int) -> list[int]:
-    return [child for child, parent in parent_of_each().items() if parent == pid]
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ import json
 import socket
 import subprocess
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 
 import aiohttp
 import httpx
@@ -59,14 +59,14 @@ def main() -> None:
     try:
         _wait_for_port(port)
         url = f"http://127.0.0.1:{port}/v1/chat/completions"
-        body = {
+        body: dict[str, object] = {
             "model": f"steady-{args.answer_seconds:g}-x",
             "stream": True,
             "messages": [{"role": "user", "content": "Where?"}],
         }
         print(f"{args.streams} answers at once, {args.answer_seconds:g} s each, a chunk every 0.25 s")
         print(f"{'client':<24} {'chunks':>7} {'CPU s':>7} {'us/chunk':>9} {'wall s':>7}")
-        clients: dict[str, Callable[[], Awaitable[int]]] = {
+        clients: dict[str, Callable[[], Coroutine[None, None, int]]] = {
             "httpx's own transport": lambda: _through_httpx(_own_transports(args.streams), url, body, args.streams),
             "httpx over aiohttp": lambda: _through_httpx([AiohttpTransport(args.streams)], url, body, args.streams),
             "aiohttp alone (floor)": lambda: _aiohttp_alone(url, body, args.streams),
@@ -75,7 +75,7 @@ def main() -> None:
             best: tuple[float, float, int] | None = None
             for _ in range(args.rounds):
                 started, cpu = time.perf_counter(), time.process_time()
-                chunks = asyncio.run(run())  # type: ignore[arg-type]
+                chunks = asyncio.run(run())
                 figures = (time.process_time() - cpu, time.perf_counter() - started, chunks)
                 best = figures if best is None or figures[0] < best[0] else best
             assert best is not None
@@ -92,7 +92,9 @@ def _own_transports(size: int, shard: int = 64) -> list[httpx.AsyncBaseTransport
     return [httpx.AsyncHTTPTransport(limits=limits) for _ in range(count)]
 
 
-async def _through_httpx(transports: list[httpx.AsyncBaseTransport], url: str, body: dict, streams: int) -> int:
+async def _through_httpx(
+    transports: list[httpx.AsyncBaseTransport], url: str, body: dict[str, object], streams: int
+) -> int:
     """Chunks (SSE messages) read by `streams` answers at once, as a battle reads them, the
     streams dealt out over the transports in turn."""
     clients = [httpx.AsyncClient(transport=transport) for transport in transports]
@@ -108,7 +110,7 @@ async def _through_httpx(transports: list[httpx.AsyncBaseTransport], url: str, b
             await http.aclose()
 
 
-async def _aiohttp_alone(url: str, body: dict, streams: int) -> int:
+async def _aiohttp_alone(url: str, body: dict[str, object], streams: int) -> int:
     """Pieces of body read, without parsing: what the socket and the HTTP parser cost."""
     data = json.dumps(body).encode()
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=streams)) as session:

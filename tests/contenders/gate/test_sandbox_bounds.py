@@ -20,7 +20,7 @@ import pytest
 
 from arena.config import GateSettings
 from arena.contenders.gate.tools.code import CodeSandbox, code_tools
-from tests.servers.processes import descendants, parent_of_each
+from tests.servers.processes import children_of, descendants, parent_of_each
 
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX = CodeSandbox(timeout=8, memory_mb=768, max_processes=4)
@@ -65,7 +65,7 @@ def sandbox_processes() -> list[int]:
     browsers that session fixtures started), and counting them read 850 MB for a 768 MB sandbox."""
     parents, me = parent_of_each(), os.getpid()
     found: list[int] = []
-    for child in (pid for pid, parent in parents.items() if parent == me):
+    for child in children_of(me, parents):
         try:
             if Path(f"/proc/{child}/comm").read_text().strip() == "bwrap":
                 found += [child, *descendants(child, parents)]
