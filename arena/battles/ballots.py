@@ -16,7 +16,6 @@ read and our insert), it is rolled back and each of its ballots is cast alone by
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,6 +29,7 @@ from sqlalchemy.orm import Session
 from arena.battles import integrity
 from arena.battles.votes import Reveal, cast_vote, vote_refusal
 from arena.config import IntegrityConfig, PoolConfig
+from arena.db.batches import Batches
 from arena.db.session import Database
 from arena.db.tables import Battle, Response, Vote, utcnow
 
@@ -104,40 +104,15 @@ class VoteWriter:
     def __init__(self, database: Database, pool: PoolConfig) -> None:
         self.database = database
         self.pool = pool
-        self._waiting: list[tuple[Ballot, asyncio.Future[Reveal]]] = []
-        self._writer: asyncio.Task[None] | None = None
+        self._batches = Batches(self._write, max_batch=MAX_BATCH, name="vote-writer")
 
     async def cast(self, ballot: Ballot) -> Reveal:
         """The ballot's reveal once its vote is committed, or its refusal (ClientError)."""
-        future: asyncio.Future[Reveal] = asyncio.get_running_loop().create_future()
-        self._waiting.append((ballot, future))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._write_waiting(), name="vote-writer")
-        # shielded: a client that hangs up does not stop a batch other requests wait for
-        return await asyncio.shield(future)
+        return await self._batches.submit(ballot)
 
     async def close(self) -> None:
         """Let the ballots already handed in be written (the lifespan's end)."""
-        if self._writer is not None:
-            await self._writer
-
-    async def _write_waiting(self) -> None:
-        while self._waiting:
-            batch, self._waiting = self._waiting[:MAX_BATCH], self._waiting[MAX_BATCH:]
-            try:
-                outcomes = await asyncio.to_thread(self._write, [ballot for ballot, _ in batch])
-            except BaseException as error:  # cancelled at shutdown: nobody is left without an answer
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(error if isinstance(error, Exception) else RuntimeError("stopped"))
-                raise
-            for (_, future), outcome in zip(batch, outcomes, strict=True):
-                if future.done():
-                    continue
-                if isinstance(outcome, BaseException):
-                    future.set_exception(outcome)
-                else:
-                    future.set_result(outcome)
+        await self._batches.close()
 
     def _write(self, ballots: list[Ballot]) -> list[Reveal | Exception]:
         """In a worker thread: the batch in one transaction, else each ballot alone."""

@@ -24,7 +24,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
-from enum import Enum
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -32,6 +31,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from arena.answers.markdown import parse_markdown, render_markdown
 from arena.answers.style import style_features
 from arena.battles import repository
+from arena.battles.claims import BattleClaims, Claim, Unclaimed
 from arena.battles.events import KEEP_ALIVE, RECONNECT, RECONNECT_HINT, BattleEvent
 from arena.battles.relay import KEEP_EVENTS, EventOutbox, EventRelay, announce_watcher, prune_events, read_events
 from arena.contenders.base import (
@@ -42,7 +42,7 @@ from arena.contenders.base import (
     ToolStep,
     Usage,
 )
-from arena.db.tables import Battle, Image, utcnow
+from arena.db.tables import Battle, utcnow
 from arena.db.text import storable, storable_json
 from arena.errors import ClientError
 from arena.geo.commitment import answer_commitment
@@ -61,13 +61,6 @@ LEASE_SECONDS = 30.0
 MAX_BATTLES = 200  # running at once on one replica (ARENA_MAX_BATTLES)
 DRAIN_RETRY_AFTER = 2  # seconds: by then the proxy sends the client to another replica
 FULL_RETRY_AFTER = 5  # seconds a refused client is asked to wait: about the time battles take to free places
-
-
-class _Unclaimed(Enum):
-    """Why a stream did not claim its battle."""
-
-    TAKEN = "taken"  # another stream (here or on another replica) has it, or it is over
-    MISSING = "missing"  # there is no such battle
 
 
 @dataclass
@@ -130,6 +123,7 @@ class BattleRuns:
         self.abandon_grace = abandon_grace
         self.hooks = hooks or BattleHooks()
         self._runs: dict[str, BattleRun] = {}
+        self.claims = BattleClaims(sessions, images)  # streams opened at once claim in one transaction
         self._leases: asyncio.Task[None] | None = None  # renews the leases of the runs
 
     @property
@@ -209,20 +203,12 @@ class BattleRuns:
             if not await asyncio.to_thread(self._exists, battle_id):
                 return None
         elif run is None:
-            try:
-                claimed = await asyncio.to_thread(self._claim, battle_id)
-            except Exception:
-                # e.g. the photo is not in this replica's image store: fail the battle we
-                # claimed (the stream's replay says so) rather than leave it running
-                log.exception("battle %s could not start", battle_id)
-                await asyncio.to_thread(self._persist_unstarted, battle_id)
-            else:
-                if claimed is _Unclaimed.MISSING:
-                    return None
-                if not isinstance(claimed, _Unclaimed):
-                    run = self._start(battle_id, *claimed)
-                    # a client gone before its response began never follows the run
-                    asyncio.get_running_loop().call_later(self.lease, run.cancel_if_never_watched)
+            # shielded: a client gone while its claim is made leaves a run that starts anyway
+            # and is cancelled after the lease, not a battle held `running` by nobody
+            started = await asyncio.shield(self._claim_and_start(battle_id))
+            if started is Unclaimed.MISSING:
+                return None
+            run = started if isinstance(started, BattleRun) else None
         return self._stream(battle_id, run)
 
     async def _stream(self, battle_id: str, run: BattleRun | None) -> AsyncIterator[str]:
@@ -271,33 +257,30 @@ class BattleRuns:
             self._leases.cancel()
             await asyncio.gather(self._leases, return_exceptions=True)
 
-    def _claim(self, battle_id: str) -> tuple[str, ContenderImage, dict[str, str]] | _Unclaimed:
-        """Claim a pending battle and read its prompt, photo and sides; or say why not. One
-        worker-thread hop and one transaction (its answers start streaming in it too) before
-        the contenders are asked, not three."""
-        with self.sessions.begin() as session:
-            if not repository.claim_battle(session, battle_id):
-                exists = repository.battle_exists(session, battle_id)
-                return _Unclaimed.TAKEN if exists else _Unclaimed.MISSING
-            repository.start_responses(session, battle_id)
-            battle = repository.battle_with_answers(session, battle_id)
-            assert battle is not None, "a claimed battle exists"
-            prompt, sha = battle.prompt, battle.image_sha256
-            sides = {r.side: r.contender for r in battle.responses}
-            stored = session.get(Image, sha)
-            assert stored is not None, "a battle's image row exists"
-            size = (stored.width, stored.height)
-        # the photo is read after the commit: a missing one fails the battle we now hold
-        image = ContenderImage(jpeg=self.images.get(sha), width=size[0], height=size[1], sha256=sha)
-        return prompt, image, sides
+    async def _claim_and_start(self, battle_id: str) -> BattleRun | Unclaimed | None:
+        """The battle's run, started here; or why not; None when its claim failed (the battle
+        we hold is then marked failed, and the stream's replay says so)."""
+        try:
+            claimed = await self.claims.claim(battle_id)
+        except Exception:
+            # e.g. the photo is not in this replica's image store
+            log.exception("battle %s could not start", battle_id)
+            await asyncio.to_thread(self._persist_unstarted, battle_id)
+            return None
+        if isinstance(claimed, Unclaimed):
+            return claimed
+        run = self._start(battle_id, claimed)
+        # a client gone before its response began never follows the run
+        asyncio.get_running_loop().call_later(self.lease, run.cancel_if_never_watched)
+        return run
 
     def _exists(self, battle_id: str) -> bool:
         with self.sessions() as session:
             return repository.battle_exists(session, battle_id)
 
-    def _start(self, battle_id: str, prompt: str, image: ContenderImage, sides: dict[str, str]) -> BattleRun:
+    def _start(self, battle_id: str, claimed: Claim) -> BattleRun:
         self._unopened.pop(battle_id, None)  # its place passes to the run
-        run = BattleRun(self, battle_id, prompt, image, sides)
+        run = BattleRun(self, battle_id, claimed.prompt, claimed.image, claimed.sides)
         self._runs[battle_id] = run
         run.task = asyncio.create_task(run.run(), name=f"battle-{battle_id}")
         run.task.add_done_callback(lambda _: self._run_ended(battle_id))
