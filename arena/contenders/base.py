@@ -13,6 +13,7 @@ import base64
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal, Protocol, runtime_checkable
 
 
@@ -29,6 +30,10 @@ class ContenderImage:
         return "data:image/jpeg;base64," + self.base64()
 
     def base64(self) -> str:
+        return self._base64
+
+    @cached_property
+    def _base64(self) -> str:  # both sides of a battle send the same photo: encoded once
         return base64.b64encode(self.jpeg).decode("ascii")
 
 

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
-from sqlalchemy import case, select, update
+from sqlalchemy import Table, case, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.db.tables import ContenderHealth
+
+HEALTH = cast(Table, ContenderHealth.__table__)
 
 
 @dataclass(frozen=True)
@@ -73,10 +75,9 @@ class SharedCooldowns:
     def record(self, name: str, ok: bool, now: float, outage: Outage) -> None:
         with self.sessions.begin() as session:
             if ok:  # the common case writes nothing unless a failure streak is to be reset
+                # on the Core table: the ORM's update looks for loaded objects to change first
                 session.execute(
-                    update(ContenderHealth)
-                    .where(ContenderHealth.contender == name, ContenderHealth.failures > 0)
-                    .values(failures=0)
+                    update(HEALTH).where(HEALTH.c.contender == name, HEALTH.c.failures > 0).values(failures=0)
                 )
                 return
             dialect = session.get_bind().dialect.name
