@@ -12,13 +12,14 @@ import os
 import shutil
 import tempfile
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import psycopg
 import pytest
-from sqlalchemy import text
+from sqlalchemy import Connection, Engine, event, text
 from sqlalchemy.engine import make_url
 
 from arena.app import create_app
@@ -94,6 +95,25 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
     engine.dispose()
     return url
+
+
+@pytest.fixture(autouse=True)
+def _engines_disposed() -> Iterator[None]:
+    """Every database engine that connected during a test is disposed when the test ends:
+    its pooled connections are closed then, not by the garbage collector some tests later
+    (psycopg warns of each connection it finds still open)."""
+    engines: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+    def connected(connection: Connection) -> None:
+        engines.add(connection.engine)
+
+    event.listen(Engine, "engine_connect", connected)
+    try:
+        yield
+    finally:
+        event.remove(Engine, "engine_connect", connected)
+        for engine in list(engines):
+            engine.dispose()
 
 
 # -- model servers ---------------------------------------------------------------
