@@ -23,6 +23,7 @@ class BattleEvent:
 
 
 KEEP_ALIVE = ": keep-alive\n\n"
+KEEP_ALIVE_INTERVAL = 15.0  # seconds of quiet after which a stream gets KEEP_ALIVE
 # A dropped connection is retried after one second, well inside the runner's
 # grace before it abandons a battle nobody watches.
 RECONNECT_HINT = "retry: 1000\n\n"

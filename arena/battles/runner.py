@@ -1,16 +1,13 @@
 """Running a battle: both contenders concurrently, their events fanned out to
 every stream that watches, each side persisted the moment it finishes.
 
-The first stream to open a pending battle claims it in the database and
-starts the run; a second stream in the same process joins the run, and one on
-another replica follows it through the database, so the contenders never run
-twice. On PostgreSQL a watcher elsewhere announces itself, the running replica
-then writes the battle's events (those so far, then each as it publishes it)
-and the watcher is woken by NOTIFY (`arena.battles.relay`), so it sees each
-delta as it happens; a battle nobody watches elsewhere writes none. On SQLite
-(one process) a watcher that finds no run here waits for the battle to finish
-and replays it. When the last watcher disconnects, the upstream calls are
-cancelled and the battle is marked abandoned.
+The first stream to open a pending battle claims it in the database
+(`arena.battles.claims`) and starts the run; a second stream in the same
+process joins the run, and one on another replica follows it
+(`arena.battles.following`), so the contenders never run twice. A run writes
+its events for watchers elsewhere only once one of them asks
+(`arena.battles.relay`). When the last watcher disconnects, the upstream
+calls are cancelled and the battle is marked abandoned.
 """
 
 from __future__ import annotations
@@ -32,8 +29,9 @@ from arena.answers.markdown import parse_markdown, render_markdown
 from arena.answers.style import style_features
 from arena.battles import repository
 from arena.battles.claims import BattleClaims, Claim, Unclaimed
-from arena.battles.events import KEEP_ALIVE, RECONNECT, RECONNECT_HINT, BattleEvent
-from arena.battles.relay import KEEP_EVENTS, EventOutbox, EventRelay, announce_watcher, prune_events, read_events
+from arena.battles.events import KEEP_ALIVE, KEEP_ALIVE_INTERVAL, RECONNECT, RECONNECT_HINT, BattleEvent
+from arena.battles.following import Following
+from arena.battles.relay import KEEP_EVENTS, EventOutbox, EventRelay, prune_events
 from arena.contenders.base import (
     Contender,
     ContenderError,
@@ -42,7 +40,7 @@ from arena.contenders.base import (
     ToolStep,
     Usage,
 )
-from arena.db.tables import Battle, utcnow
+from arena.db.tables import utcnow
 from arena.db.text import storable, storable_json
 from arena.errors import ClientError
 from arena.geo.commitment import answer_commitment
@@ -52,8 +50,6 @@ log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL = 0.05  # seconds: deltas are coalesced into at most 20 events a second per side
 MAX_ANSWER_CHARS = 200_000
-KEEP_ALIVE_INTERVAL = 15.0
-POLL_INTERVAL = 1.0
 ABANDON_GRACE = 5.0  # seconds a battle with no watcher keeps running, for a reconnect
 # A running battle's lease: its replica renews it every third of this; one not renewed for
 # this long lost its replica (kill -9, a long database outage) and is abandoned by whoever looks.
@@ -124,6 +120,7 @@ class BattleRuns:
         self.hooks = hooks or BattleHooks()
         self._runs: dict[str, BattleRun] = {}
         self.claims = BattleClaims(sessions, images)  # streams opened at once claim in one transaction
+        self.following = Following(sessions, relay, self)  # streams of battles running elsewhere
         self._leases: asyncio.Task[None] | None = None  # renews the leases of the runs
 
     @property
@@ -224,8 +221,7 @@ class BattleRuns:
             # the browser reconnects by itself, to a replica that is staying up.
             yield RECONNECT
             return
-        follow = self._follow_relay if self.relay is not None else self._follow_database
-        async for chunk in follow(battle_id):
+        async for chunk in self.following.follow(battle_id):
             yield chunk
 
     def recover(self) -> int:
@@ -329,106 +325,9 @@ class BattleRuns:
         with self.sessions.begin() as session:
             repository.renew_leases(session, battle_ids)
 
-    async def _follow_database(self, battle_id: str) -> AsyncIterator[str]:
-        """For a battle running on another replica (or finished): wait, then replay."""
-        waited = 0.0
-        while True:
-            battle = await asyncio.to_thread(self._load, battle_id)
-            if battle is None:
-                return
-            if battle.status in repository.FINISHED:
-                # markdown of a long answer takes a while: rendered off the event loop
-                for chunk in await asyncio.to_thread(replay_encoded, battle):
-                    yield chunk
-                return
-            stale_after = timedelta(seconds=self.lease)
-            if await asyncio.to_thread(self._abandon_if_stale, battle_id, stale_after):
-                continue
-            if self.draining:  # followed elsewhere from now on
-                yield RECONNECT
-                return
-            await asyncio.sleep(POLL_INTERVAL)
-            waited += POLL_INTERVAL
-            if waited >= KEEP_ALIVE_INTERVAL:
-                waited = 0.0
-                yield KEEP_ALIVE
-
-    async def _follow_relay(self, battle_id: str) -> AsyncIterator[str]:
-        """For a battle running on another replica: its events as that replica writes them,
-        each read when NOTIFY says there are new ones."""
-        assert self.relay is not None
-        sent = 0  # seq of the last event this watcher has
-        seen_finished = False
-        look_now = True  # a battle that already ended (or never started) is replayed at once
-        with self.relay.doorbell(battle_id) as bell:
-            # after the doorbell is hung: the runner's first rows ring it
-            await asyncio.to_thread(self._announce_watcher, battle_id)
-            while True:
-                if self.draining:  # followed elsewhere from now on (seen within lease / 3)
-                    yield RECONNECT
-                    return
-                bell.clear()  # before reading: a ring during the read is not lost
-                events = await asyncio.to_thread(self._read_events, battle_id, sent)
-                for seq, event in events:
-                    sent = seq
-                    yield event.encode()
-                    if event.name == "end":
-                        return
-                if events:
-                    look_now = False
-                    continue
-                # The doorbell rings for new rows; only a quiet while makes us ask why.
-                listening = self.relay.listening.is_set()
-                try:
-                    if not look_now:
-                        await asyncio.wait_for(bell.wait(), self.lease / 3 if listening else POLL_INTERVAL)
-                        # a ring before any event, with none to read: the battle ended unwatched
-                        look_now = sent == 0
-                        continue
-                except TimeoutError:
-                    if sent == 0:  # the runner may have missed the announcement (its LISTEN was down)
-                        await asyncio.to_thread(self._announce_watcher, battle_id)
-                look_now = False
-                battle = await asyncio.to_thread(self._load, battle_id)
-                if battle is None:
-                    return
-                stale = battle.status == "running" and await asyncio.to_thread(
-                    self._abandon_if_stale, battle_id, timedelta(seconds=self.lease)
-                )
-                if battle.status in repository.FINISHED or stale:
-                    if sent == 0:  # nothing sent yet (or its rows are pruned): the stored replay is whole
-                        async for chunk in self._follow_database(battle_id):
-                            yield chunk
-                        return
-                    if stale or seen_finished:
-                        # finished a while ago, or its replica died, without an `end` row: say how it ended
-                        status = "abandoned" if stale else battle.status
-                        if status in ("ready", "voted"):
-                            yield BattleEvent("ready", {}).encode()
-                        yield BattleEvent("end", {"status": status}).encode()
-                        return
-                    seen_finished = True  # its `end` row may be a moment behind the status
-                yield KEEP_ALIVE
-
-    def _announce_watcher(self, battle_id: str) -> None:
-        with self.sessions.begin() as session:
-            announce_watcher(session, battle_id)
-
-    def _read_events(self, battle_id: str, after: int) -> list[tuple[int, BattleEvent]]:
-        with self.sessions() as session:
-            return read_events(session, battle_id, after)
-
     def _persist_unstarted(self, battle_id: str) -> None:
         with self.sessions.begin() as session:
             repository.finish_battle(session, battle_id, "failed", [])
-
-    def _load(self, battle_id: str) -> Battle | None:
-        with self.sessions() as session:
-            return repository.get_battle(session, battle_id, with_responses=True)
-
-    def _abandon_if_stale(self, battle_id: str, older_than: timedelta) -> bool:
-        with self.sessions.begin() as session:
-            return repository.abandon_if_stale(session, battle_id, older_than)
 
 
 @dataclass
@@ -751,26 +650,3 @@ def _remember(times: dict[str, float], battle_id: str, keep: float) -> None:
 def _style_and_html(answer: str) -> tuple[dict[str, Any], str]:
     tokens = parse_markdown(answer)  # one parse for both
     return style_features(answer, tokens), render_markdown(answer, tokens)
-
-
-def replay_encoded(battle: Battle) -> list[str]:
-    return [event.encode() for event in replay(battle)]
-
-
-def replay(battle: Battle) -> list[BattleEvent]:
-    """The events of a finished battle, rebuilt from the database."""
-    events: list[BattleEvent] = []
-    for response in battle.responses:
-        for step in response.trajectory or []:
-            events.append(BattleEvent("step", {"side": response.side, **step}))
-        if response.text:
-            events.append(BattleEvent("delta", {"side": response.side, "text": response.text}))
-        if response.status == "done":
-            html = render_markdown(response.text) if response.text else ""
-            events.append(BattleEvent("done", {"side": response.side, "html": html, "latency_ms": response.latency_ms}))
-        elif response.status == "error":
-            events.append(BattleEvent("error", {"side": response.side, "message": response.error or ""}))
-    if battle.status in ("ready", "voted"):
-        events.append(BattleEvent("ready", {}))
-    events.append(BattleEvent("end", {"status": battle.status}))
-    return events
