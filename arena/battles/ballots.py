@@ -41,7 +41,6 @@ BATTLES = cast(Table, Battle.__table__)
 RESPONSES = cast(Table, Response.__table__)
 VOTES = cast(Table, Vote.__table__)
 MAX_BATCH = 200  # ballots in one transaction
-GATHER = 0.002  # seconds a busy writer waits for more ballots (arena.db.batches)
 
 # Built once: a statement's cache key is then worked out once, not for every batch.
 READ = (
@@ -105,7 +104,7 @@ class VoteWriter:
     def __init__(self, database: Database, pool: PoolConfig) -> None:
         self.database = database
         self.pool = pool
-        self._batches = Batches(self._write, max_batch=MAX_BATCH, name="vote-writer", gather=GATHER)
+        self._batches = Batches(self._write, max_batch=MAX_BATCH, name="vote-writer")
 
     async def cast(self, ballot: Ballot) -> Reveal:
         """The ballot's reveal once its vote is committed, or its refusal (ClientError)."""
