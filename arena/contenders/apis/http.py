@@ -95,7 +95,7 @@ async def iter_sse(response: httpx.Response, limits: GenerationLimits, who: str)
             try:
                 if remaining > limits.stall_timeout:
                     # the stall is the transport's read timeout (`open_stream` sets it): no timer
-                    # of ours for each piece, a tenth of a replica's CPU at 1,000 streams
+                    # of ours for each piece (5% of a replica's CPU at 1,000 streams)
                     piece = await anext(pieces)
                 else:  # near the deadline, the wait for a piece is cut to what is left of it
                     async with asyncio.timeout(max(remaining, 0.001)):
