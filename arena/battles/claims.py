@@ -73,7 +73,9 @@ class Claim:
 
 
 @dataclass(frozen=True)
-class _Row:
+class ClaimRow:
+    """What the database says of a battle just claimed; its photo is read after the commit."""
+
     prompt: str
     sha256: str
     width: int
@@ -102,7 +104,8 @@ class BattleClaims:
         except Exception as error:
             log.warning("%d claim(s) could not be made together (%s); claiming each alone", len(battle_ids), error)
             return [self._claim_alone(battle_id) for battle_id in battle_ids]
-        return [self._with_photo(row) for row in rows]
+        photos: dict[str, ContenderImage] = {}  # battles of one photo read (and encode) it once
+        return [self._with_photo(row, photos) for row in rows]
 
     def _claim_alone(self, battle_id: str) -> Claim | Unclaimed | Exception:
         try:
@@ -110,20 +113,23 @@ class BattleClaims:
                 (row,) = claim_battles(session, [battle_id])
         except Exception as error:  # its own failure, for its own stream
             return error
-        return self._with_photo(row)
+        return self._with_photo(row, {})
 
-    def _with_photo(self, row: _Row | Unclaimed) -> Claim | Unclaimed | Exception:
+    def _with_photo(
+        self, row: ClaimRow | Unclaimed, photos: dict[str, ContenderImage]
+    ) -> Claim | Unclaimed | Exception:
         if isinstance(row, Unclaimed):
             return row
-        try:
-            jpeg = self.images.get(row.sha256)
-        except Exception as error:  # e.g. not in this replica's store: its battle fails
-            return error
-        image = ContenderImage(jpeg=jpeg, width=row.width, height=row.height, sha256=row.sha256)
-        return Claim(row.prompt, image, row.sides)
+        if row.sha256 not in photos:
+            try:
+                jpeg = self.images.get(row.sha256)
+            except Exception as error:  # e.g. not in this replica's store: its battle fails
+                return error
+            photos[row.sha256] = ContenderImage(jpeg=jpeg, width=row.width, height=row.height, sha256=row.sha256)
+        return Claim(row.prompt, photos[row.sha256], row.sides)
 
 
-def claim_battles(session: Session, battle_ids: list[str]) -> list[_Row | Unclaimed]:
+def claim_battles(session: Session, battle_ids: list[str]) -> list[ClaimRow | Unclaimed]:
     """Claim the pending ones of these battles in the session's transaction; one outcome per
     id, in order. An id asked twice is claimed by its first ask and `TAKEN` for the second."""
     connection: Connection = session.connection()
@@ -141,14 +147,14 @@ def claim_battles(session: Session, battle_ids: list[str]) -> list[_Row | Unclai
         sizes = {sha: (width, height) for sha, width, height in connection.execute(SIZES, {"shas": shas})}
     lost = [battle_id for battle_id in unique if battle_id not in won]
     existing = set(connection.execute(EXISTING, {"ids": lost}).scalars()) if lost else set()
-    outcomes: list[_Row | Unclaimed] = []
+    outcomes: list[ClaimRow | Unclaimed] = []
     handed: set[str] = set()
     for battle_id in battle_ids:
         if battle_id in won and battle_id not in handed:
             handed.add(battle_id)
             prompt, sha = won[battle_id]
             width, height = sizes[sha]  # a battle's image row exists (a foreign key)
-            outcomes.append(_Row(prompt, sha, width, height, sides[battle_id]))
+            outcomes.append(ClaimRow(prompt, sha, width, height, sides[battle_id]))
         elif battle_id in won or battle_id in existing:
             outcomes.append(Unclaimed.TAKEN)
         else:

@@ -100,7 +100,7 @@ def get_battle(session: Session, battle_id: str, *, with_responses: bool = False
 
 
 def battle_with_answers(session: Session, battle_id: str) -> Battle | None:
-    """A battle with its two answers in one query (what a vote and a run start need)."""
+    """A battle with its two answers in one query (what a vote needs)."""
     query = select(Battle).where(Battle.id == battle_id).options(joinedload(Battle.responses))
     return session.scalars(query).unique().one_or_none()
 
