@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from arena.contenders.base import ContenderError, GenerationLimits
+from arena.contenders.base import Base64, ContenderError, GenerationLimits
 
 RETRY_BACKOFF = 0.5  # seconds, doubled per attempt
 
@@ -43,10 +44,13 @@ async def open_stream(
     # pool: a provider whose `[connections]` are fewer than the replica's battles need makes
     # streams queue for a connection; they may wait as long as the answer may take
     timeout = httpx.Timeout(connect=10.0, read=limits.stall_timeout, write=30.0, pool=limits.timeout)
+    content = encode_json(body)
     attempt = 0
     while True:
         try:
-            async with http.stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
+            async with http.stream(
+                "POST", url, content=content, headers={"Content-Type": "application/json", **headers}, timeout=timeout
+            ) as response:
                 if response.status_code >= 400:
                     await response.aread()
                     raise ContenderError(
@@ -76,6 +80,38 @@ async def open_stream(
             raise ContenderError(f"{who}: the model server closed the connection mid-answer.", retryable=True) from None
         except httpx.HTTPError as exc:
             raise ContenderError(f"{who}: HTTP error talking to the model server ({type(exc).__name__}).") from None
+
+
+# Where a Base64 string goes in the encoded JSON; random, so no prompt can hold it.
+_HOLE = "\x00base64:" + secrets.token_hex(8)
+_HOLE_JSON = json.dumps(_HOLE).encode()
+
+
+def encode_json(body: Any) -> bytes:
+    """`body` as the JSON bytes httpx's `json=` makes (compact, UTF-8, no NaN), with each
+    `Base64` string spliced in as it is. Escaping looks at every character: a photo's 190 KB
+    of base64 took about 1 ms a request, for each side of each battle, and was a quarter of
+    a replica's time while 500 battles opened at once."""
+    photos: list[Base64] = []
+
+    def lift(value: Any) -> Any:
+        if isinstance(value, Base64):
+            photos.append(value)
+            return _HOLE
+        if isinstance(value, dict):
+            return {key: lift(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [lift(item) for item in value]
+        return value
+
+    text = json.dumps(lift(body), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    if not photos:
+        return text
+    rest = text.split(_HOLE_JSON)
+    spliced = [rest[0]]
+    for photo, after in zip(photos, rest[1:], strict=True):
+        spliced += [b'"', photo.encode("ascii"), b'"', after]
+    return b"".join(spliced)
 
 
 async def iter_sse(response: httpx.Response, limits: GenerationLimits, who: str) -> AsyncIterator[SSEMessage]:

@@ -72,6 +72,8 @@ class TestStreaming:
             await collect(model)
         body, headers = server.requests[-1], server.headers[-1]
         assert headers["authorization"] == "Bearer sk-test-secret"
+        # the body is encoded by the arena (encode_json), sent whole, as httpx's json= sends it
+        assert headers["content-type"] == "application/json" and "transfer-encoding" not in headers
         assert body["max_tokens"] == 77 and body["temperature"] == 0.2
         assert body["stream_options"] == {"include_usage": True}
         image_part = body["messages"][0]["content"][1]
