@@ -54,8 +54,9 @@ class Services:
     place_names: threading.Event
 
 
+# The getters are `async`, though they never wait: FastAPI runs a plain function in its
+# thread pool, a hop for every request (500 streams opened at once queued 500 of them).
 async def get_services(request: Request) -> Services:
-    # async: FastAPI would run a plain function in the thread pool, a hop for every request
     services: Services = request.app.state.services
     return services
 
@@ -63,11 +64,11 @@ async def get_services(request: Request) -> Services:
 ServicesDep = Annotated[Services, Depends(get_services)]
 
 
-def get_settings(services: ServicesDep) -> Settings:
+async def get_settings(services: ServicesDep) -> Settings:
     return services.settings
 
 
-def get_database(services: ServicesDep) -> Database:
+async def get_database(services: ServicesDep) -> Database:
     return services.database
 
 
@@ -75,19 +76,19 @@ def get_session(services: ServicesDep) -> Iterator[Session]:
     yield from services.database.session()
 
 
-def get_templates(services: ServicesDep) -> Jinja2Templates:
+async def get_templates(services: ServicesDep) -> Jinja2Templates:
     return services.templates
 
 
-def get_images(services: ServicesDep) -> ImageStore:
+async def get_images(services: ServicesDep) -> ImageStore:
     return services.images
 
 
-def get_gatekeeper(services: ServicesDep) -> Gatekeeper:
+async def get_gatekeeper(services: ServicesDep) -> Gatekeeper:
     return services.gatekeeper
 
 
-def get_battle_runs(services: ServicesDep) -> BattleRuns:
+async def get_battle_runs(services: ServicesDep) -> BattleRuns:
     return services.battle_runs
 
 
