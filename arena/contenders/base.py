@@ -22,7 +22,9 @@ class Base64(str):
     a request's encoder splices it in instead of scanning it (`apis.http.encode_json`).
     Made only from `base64.b64encode`'s output."""
 
-    __slots__ = ()
+    @cached_property
+    def ascii(self) -> bytes:  # the photo's are kept (ContenderImage): encoded once, not per request
+        return self.encode("ascii")
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,7 @@ def encode_json(body: Any) -> bytes:
     rest = text.split(_HOLE_JSON)
     spliced = [rest[0]]
     for photo, after in zip(photos, rest[1:], strict=True):
-        spliced += [b'"', photo.encode("ascii"), b'"', after]
+        spliced += [b'"', photo.ascii, b'"', after]
     return b"".join(spliced)
 
 
