@@ -119,6 +119,7 @@ class BattleRuns:
         self.abandon_grace = abandon_grace
         self.hooks = hooks or BattleHooks()
         self._runs: dict[str, BattleRun] = {}
+        self._starting: set[asyncio.Task[BattleRun | Unclaimed | None]] = set()  # claims being made
         self.claims = BattleClaims(sessions, images)  # streams opened at once claim in one transaction
         self.following = Following(sessions, relay, self)  # streams of battles running elsewhere
         self._leases: asyncio.Task[None] | None = None  # renews the leases of the runs
@@ -202,7 +203,10 @@ class BattleRuns:
         elif run is None:
             # shielded: a client gone while its claim is made leaves a run that starts anyway
             # and is cancelled after the lease, not a battle held `running` by nobody
-            started = await asyncio.shield(self._claim_and_start(battle_id))
+            starting = asyncio.ensure_future(self._claim_and_start(battle_id))
+            self._starting.add(starting)
+            starting.add_done_callback(self._starting.discard)
+            started = await asyncio.shield(starting)
             if started is Unclaimed.MISSING:
                 return None
             run = started if isinstance(started, BattleRun) else None
@@ -246,6 +250,8 @@ class BattleRuns:
         return len(tasks) - len(pending), len(pending)
 
     async def shutdown(self) -> None:
+        # a claim being made ends in a run (cancelled below) or a battle marked failed
+        await asyncio.gather(*self._starting, return_exceptions=True)
         for run in list(self._runs.values()):
             run.task.cancel()
         await asyncio.gather(*(r.task for r in self._runs.values()), return_exceptions=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import time
 
 import pytest
 from PIL import Image as PILImage
@@ -136,3 +137,27 @@ async def test_a_client_gone_during_its_claim_leaves_no_battle_held_by_nobody(cl
             break
         await asyncio.sleep(0.1)
     assert status in ("ready", "abandoned"), f"the battle was left {status} with no run"
+
+
+async def test_a_claim_being_made_at_shutdown_ends_in_a_battle_someone_ran(client, app, photo_bytes, monkeypatch):
+    """The replica stops while a stream's claim is in the database: shutdown waits for it, and
+    the run it starts is abandoned with the rest, not left `running` until a lease runs out."""
+    battle_id = (await start_battle(client, photo_bytes))["battle_id"]
+    real = claims.claim_battles
+    claiming = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def slow_claim(session, battle_ids):
+        loop.call_soon_threadsafe(claiming.set)
+        time.sleep(0.3)  # the claim is in the database when shutdown begins
+        return real(session, battle_ids)
+
+    monkeypatch.setattr(claims, "claim_battles", slow_claim)
+    runs = app.state.services.battle_runs
+    opening = asyncio.create_task(runs.open(battle_id))
+    await claiming.wait()
+    await runs.shutdown()
+    with app.state.services.database.sessions() as session:
+        assert session.get(Battle, battle_id).status == "abandoned"
+    opening.cancel()
+    await asyncio.gather(opening, return_exceptions=True)
