@@ -222,11 +222,11 @@ def _settle_heap() -> None:
     collector's sight, and collect the young generations less often.
 
     Each full collection scanned all of it, 0.3-0.4 s with the event loop stopped, three
-    times while 500 battles opened at once; and at the default thresholds (700, 10, 10) a
-    replica streaming 1,000 answers made one every second or so. With the start-up's objects
-    frozen and gen0 collected per 5,000 allocations, full collections scan only what the
-    battles made and come 14 times less often: over the 500 battles of benchmarks/http.py the
-    replica's CPU fell from 21.4 s to 13.6 s and the first delta's p99 from 4.1 s to 2.0 s."""
+    times while 500 battles opened at once. With the start-up's objects frozen and gen0
+    collected per 5,000 allocations (not 700), full collections scan only what the battles
+    made and come 14 times less often: over the 500 battles of benchmarks/http.py (photos
+    already spliced, not escaped) the replica's CPU fell from 18.6-19.8 s to 13.6-16.4 s and
+    the first delta's p99 from 3.3-3.6 s to 2.0-2.3 s."""
     gc.collect()  # the build's own garbage first, or it would be kept forever
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)

@@ -203,7 +203,7 @@ class BattleRuns:
         elif run is None:
             # shielded: a client gone while its claim is made leaves a run that starts anyway
             # and is cancelled after the lease, not a battle held `running` by nobody
-            starting = asyncio.ensure_future(self._claim_and_start(battle_id))
+            starting = asyncio.create_task(self._claim_and_start(battle_id))
             self._starting.add(starting)
             starting.add_done_callback(self._starting.discard)
             started = await asyncio.shield(starting)

@@ -23,7 +23,7 @@ class Base64(str):
     Made only from `base64.b64encode`'s output."""
 
     @cached_property
-    def ascii(self) -> bytes:  # the photo's are kept (ContenderImage): encoded once, not per request
+    def ascii(self) -> bytes:  # a photo's Base64 lives as long as its ContenderImage: encoded once
         return self.encode("ascii")
 
 
