@@ -94,23 +94,21 @@ def _identify(
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
-    from sklearn.pipeline import FeatureUnion, make_pipeline
+    from sklearn.pipeline import FeatureUnion
 
     y = np.array([c for c, _ in kept])
-    x = [t for _, t in kept]
     k = max(2, min(folds, min(Counter(y).values())))
-    model = make_pipeline(
-        FeatureUnion(
-            [
-                ("words", TfidfVectorizer(ngram_range=(1, 2), min_df=1, sublinear_tf=True, max_features=50_000)),
-                (
-                    "chars",
-                    TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True, max_features=50_000),
-                ),
-            ]
-        ),
-        LogisticRegression(max_iter=2000, C=10.0),
+    features = FeatureUnion(
+        [
+            ("words", TfidfVectorizer(ngram_range=(1, 2), min_df=1, sublinear_tf=True, max_features=50_000)),
+            ("chars", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True, max_features=50_000)),
+        ]
     )
+    # The n-grams are counted once for all folds, not once a fold: they see no labels, so a
+    # held-out answer teaches the classifier nothing; counting 2,000 answers of 1,800
+    # characters each took about 3.7 s, and did so six times.
+    x = features.fit_transform([t for _, t in kept])
+    model = LogisticRegression(max_iter=2000, C=10.0)
     predicted = cross_val_predict(model, x, y, cv=StratifiedKFold(k, shuffle=True, random_state=seed))
     chance = 1.0 / len(names)
     threshold = warn_above if warn_above is not None else chance + (1 - chance) / 2

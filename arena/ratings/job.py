@@ -10,6 +10,7 @@ files with a row to refuse.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Text, cast, select, update
@@ -31,6 +32,10 @@ from arena.ratings.snapshot import store_snapshot
 
 FeatureCounts = dict[int, dict[str, Any]]  # response id -> style counts
 OUTLIER_FLAG = "outlier_voter"
+# How long an anonymity audit is carried over to the next snapshots: on 2,000 stored answers
+# of real length it takes 20-60 CPU-s (TF-IDF and a logistic regression per fold), and
+# `arena serve`'s background ranker ranks every half minute while votes arrive.
+ANONYMITY_EVERY = timedelta(hours=1)
 
 
 def rank_database(
@@ -50,14 +55,23 @@ def rank_database(
     return snapshot
 
 
-def attach_anonymity(sessions: sessionmaker[Session], snapshot: dict[str, Any], limit: int = 2000) -> None:
+def attach_anonymity(
+    sessions: sessionmaker[Session], snapshot: dict[str, Any], limit: int = 2000, every: timedelta = ANONYMITY_EVERY
+) -> None:
     """The anonymity audit on the newest answers, kept in the snapshot for the
-    admin (`/api/admin/anonymity`; the public API leaves it out)."""
+    admin (`/api/admin/anonymity`; the public API leaves it out). The newest stored
+    snapshot's audit is carried over while it is younger than `every`: how recognisable
+    the contenders are moves slowly, and the audit is the slowest part of a rating run."""
     from arena.audit.anonymity import audit, samples_from_database, summary
 
+    now = datetime.now(UTC)
     with sessions() as session:
+        previous = (latest_snapshot(session) or {}).get("anonymity")
+        if previous and now - datetime.fromisoformat(previous.get("audited_at", "2000-01-01T00:00:00+00:00")) < every:
+            snapshot["anonymity"] = previous
+            return
         samples = samples_from_database(session, limit)
-    snapshot["anonymity"] = summary(audit(samples))
+    snapshot["anonymity"] = {**summary(audit(samples)), "audited_at": now.isoformat()}
 
 
 def screen_and_flag(session: Session, log: VoteLog, options: RankOptions) -> VoterScreening | None:

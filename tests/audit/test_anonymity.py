@@ -102,3 +102,22 @@ class TestInTheArena:
             "/api/admin/anonymity", headers={"Authorization": "Bearer test-admin-token-0123456789"}
         )
         assert admin.status_code == 200 and admin.json()["anonymity"]["answers"]["worst"]["accuracy"] == 1.0
+
+    def test_a_recent_audit_is_carried_over_and_an_old_one_redone(self, database_url, monkeypatch):
+        """The audit costs tens of CPU-seconds on real answers and the background ranker
+        ranks every half minute: the newest snapshot's audit serves for `ANONYMITY_EVERY`."""
+        from arena.audit import anonymity
+        from arena.ratings import job
+
+        sessions = make_sessionmaker(make_engine(database_url))
+        self.seed(sessions)
+        audits = []
+        real = anonymity.audit
+        monkeypatch.setattr(anonymity, "audit", lambda samples: audits.append(len(samples)) or real(samples))
+        options = RankOptions(rounds=2, style=False)
+        first = rank_database(sessions, options)
+        second = rank_database(sessions, options)
+        assert len(audits) == 1 and second["anonymity"] == first["anonymity"]
+        assert first["anonymity"]["answers"]["accuracy"] == 1.0 and "audited_at" in first["anonymity"]
+        job.attach_anonymity(sessions, third := {}, every=job.timedelta(0))
+        assert len(audits) == 2 and third["anonymity"]["audited_at"] > first["anonymity"]["audited_at"]
