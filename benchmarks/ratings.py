@@ -24,7 +24,10 @@ as the battle runner stores them, none for plain votes, as `arena import`
 stores FastChat rows) and times `arena rank --output OUT` reading it:
 `read s` is then `export.vote_table.read_vote_table` (the database's
 floor), `command s` the whole command, which also runs the voter screening
-write-back and the anonymity audit the database path does.
+write-back and the anonymity audit the database path does. The answers are
+stored empty unless `--answer-chars N` gives each one N characters of
+markdown and a commitment (a served answer is 1-3 thousand characters):
+ranking reads neither, but the rows it reads are then as wide as real ones.
 
 Each measurement runs in a fresh child process, so its peak resident
 memory (ru_maxrss, which includes the vote arrays themselves) is its own.
@@ -83,6 +86,9 @@ def main() -> None:
         help="with --command: also load the votes into each database and time `arena rank` from it",
     )
     parser.add_argument("--postgres", default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument(
+        "--answer-chars", type=int, default=0, help="with --databases: characters of each stored answer's text"
+    )
     parser.add_argument("--child-read-db", help=argparse.SUPPRESS)
     parser.add_argument("--child-read", help=argparse.SUPPRESS)
     parser.add_argument("--child-library", help=argparse.SUPPRESS)
@@ -266,7 +272,7 @@ def _command_table(args: argparse.Namespace) -> None:
             for kind in args.databases:
                 url, drop = _fresh_database(kind, Path(folder), args.postgres)
                 try:
-                    load_s = _load_database(url, log, with_style)
+                    load_s = _load_database(url, log, with_style, args.answer_chars)
                     read = _child("--child-read-db", url)
                     command_s, command_cpu, peak_mb = _run_command(
                         arena, None, Path(folder) / "snapshot.json", args.rounds, database=url
@@ -388,10 +394,11 @@ def _fresh_database(kind: str, folder: Path, postgres: str):  # type: ignore[no-
     return url, drop
 
 
-def _load_database(url: str, log, with_style: bool) -> float:  # type: ignore[no-untyped-def]
+def _load_database(url: str, log, with_style: bool, answer_chars: int = 0) -> float:  # type: ignore[no-untyped-def]
     """Write the votes as voted battles with both answers (style counts as the
     runner stores them; none for plain votes, as `arena import` stores FastChat
-    rows), in bulk: COPY into PostgreSQL, executemany into SQLite."""
+    rows), in bulk: COPY into PostgreSQL, executemany into SQLite. With
+    `answer_chars`, each answer has that much text and a city-level commitment."""
     start = time.perf_counter()
     sha = "0" * 64
     n = log.size
@@ -421,12 +428,23 @@ def _load_database(url: str, log, with_style: bool) -> float:  # type: ignore[no
             t = when[i]
             yield (bid, t, t, "", sha, names[log.a[i]], names[log.b[i]], "voted", language[i] or None, "[]", "[]", "")
 
+    # varied words, so the database's compression does not shrink the rows to nothing
+    words = [f"{word}{n}" for n in range(97) for word in ("street", "sign", "Paris", "evidence", "**roof**")]
+    commitment = json.dumps({"lat": 48.86, "lon": 2.35, "level": "city", "place": "Paris", "country": "FR"})
+
+    def answer(i: int) -> str:
+        if not answer_chars:
+            return ""
+        text = " ".join(words[(i * 7 + k * 13) % len(words)] for k in range(answer_chars // 6 + 1))
+        return "## Where this was taken\n\n" + text[:answer_chars]
+
     def responses(lo: int, hi: int):  # type: ignore[no-untyped-def]
         for i in range(lo, hi):
             bid, t = f"{i:032x}", when[i]
             for side, c, f in (("a", log.a[i], log.features_a), ("b", log.b[i], log.features_b)):
                 stored = (style(f[i]), *(int(v) for v in f[i])) if with_style else (None,) * 7
-                yield (bid, side, names[c], bool(gate[c]), "done", "", "[]", *stored, t)
+                text = answer(2 * i + (side == "b"))
+                yield (bid, side, names[c], bool(gate[c]), "done", text, "[]", *stored, t, commitment if text else None)
 
     def votes(lo: int, hi: int):  # type: ignore[no-untyped-def]
         for i in range(lo, hi):
@@ -436,7 +454,7 @@ def _load_database(url: str, log, with_style: bool) -> float:  # type: ignore[no
         "battles": "id, created_at, updated_at, prompt, image_sha256, model_a, model_b, status, language, "
         "categories, flags, client_hash",
         "responses": "battle_id, side, contender, gate, status, text, trajectory, style, style_tokens, "
-        "style_list_items, style_headers, style_emphasis, style_gps, style_tool_calls, finished_at",
+        "style_list_items, style_headers, style_emphasis, style_gps, style_tool_calls, finished_at, commitment",
         "votes": "battle_id, choice, voter_hash, created_at",
     }
     makers = {"battles": battles, "responses": responses, "votes": votes}
