@@ -429,7 +429,7 @@ def _load_database(url: str, log, with_style: bool, answer_chars: int = 0) -> fl
             yield (bid, t, t, "", sha, names[log.a[i]], names[log.b[i]], "voted", language[i] or None, "[]", "[]", "")
 
     # varied words, so the database's compression does not shrink the rows to nothing
-    words = [f"{word}{n}" for n in range(97) for word in ("street", "sign", "Paris", "evidence", "**roof**")]
+    words = [f"{word}{j}" for j in range(97) for word in ("street", "sign", "Paris", "evidence", "**roof**")]
     commitment = json.dumps({"lat": 48.86, "lon": 2.35, "level": "city", "place": "Paris", "country": "FR"})
 
     def answer(i: int) -> str:

@@ -66,8 +66,9 @@ def attach_anonymity(
 
     now = datetime.now(UTC)
     with sessions() as session:
-        previous = (latest_snapshot(session) or {}).get("anonymity")
-        if previous and now - datetime.fromisoformat(previous.get("audited_at", "2000-01-01T00:00:00+00:00")) < every:
+        previous = (latest_snapshot(session) or {}).get("anonymity") or {}
+        audited_at = previous.get("audited_at")  # None in an audit older than the carry-over
+        if audited_at and now - datetime.fromisoformat(audited_at) < every:
             snapshot["anonymity"] = previous
             return
         samples = samples_from_database(session, limit)
