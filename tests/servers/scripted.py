@@ -18,6 +18,7 @@ class Received:
     target: str  # the request target: path and query
     headers: dict[str, str]
     body: dict[str, Any]
+    header_names: list[str] = field(default_factory=list)  # lower-cased, in order, repeats kept
 
 
 @dataclass
@@ -49,9 +50,11 @@ class ScriptedServer:
         self.tasks.add(task)
         try:
             head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-            headers = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in head[1:] if h)}
+            lines = [(k.strip().lower(), v.strip()) for k, v in (h.split(":", 1) for h in head[1:] if h)]
+            headers = dict(lines)
             raw = await reader.readexactly(int(headers.get("content-length", "0")))
-            self.received.append(Received(head[0].split(" ")[1], headers, json.loads(raw or b"{}")))
+            target = head[0].split(" ")[1]
+            self.received.append(Received(target, headers, json.loads(raw or b"{}"), [name for name, _ in lines]))
             await self.scripts.pop(0)(writer)
         finally:
             writer.close()

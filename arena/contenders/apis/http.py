@@ -45,12 +45,12 @@ async def open_stream(
     # streams queue for a connection; they may wait as long as the answer may take
     timeout = httpx.Timeout(connect=10.0, read=limits.stall_timeout, write=30.0, pool=limits.timeout)
     content = encode_json(body)
+    sent = httpx.Headers(headers)  # case-insensitive: a provider's own content-type stays the one
+    sent.setdefault("Content-Type", "application/json")
     attempt = 0
     while True:
         try:
-            async with http.stream(
-                "POST", url, content=content, headers={"Content-Type": "application/json", **headers}, timeout=timeout
-            ) as response:
+            async with http.stream("POST", url, content=content, headers=sent, timeout=timeout) as response:
                 if response.status_code >= 400:
                     await response.aread()
                     raise ContenderError(

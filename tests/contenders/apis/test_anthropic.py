@@ -141,6 +141,7 @@ class TestAnthropicStreaming:
         assert sent.target == "/v1/messages"
         assert sent.headers["x-api-key"] == "sk-ant-test"
         assert sent.headers["anthropic-version"] == "2023-06-01"
+        assert sent.header_names.count("content-type") == 1  # the provider's own, not a second one
         body = sent.body
         assert body["model"] == "claude-test" and body["stream"] is True
         assert body["system"] == "Answer like a geographer."

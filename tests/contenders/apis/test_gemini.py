@@ -113,6 +113,7 @@ class TestGeminiStreaming:
         sent = server.received[0]
         assert sent.target == "/v1beta/models/gemini-test:streamGenerateContent?alt=sse"
         assert sent.headers["x-goog-api-key"] == "AIza-test"
+        assert sent.header_names.count("content-type") == 1  # the provider's own, not a second one
         body = sent.body
         assert body["systemInstruction"] == {"parts": [{"text": "Answer like a geographer."}]}
         assert body["generationConfig"] == {"maxOutputTokens": 300, "temperature": 0.2}
