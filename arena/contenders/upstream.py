@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache, partial
 
 import aiohttp
+import aiohttp.payload
 import httpx
+from aiohttp.abc import AbstractStreamWriter
 from httpx._utils import get_environment_proxies
 
 from arena.config import origin_of
@@ -103,13 +105,14 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             raise httpx.PoolTimeout("no connection came free in time", request=request) from None
         self.in_flight += 1
         try:
-            body = await request.aread()
+            stream = request.stream
+            body = _PiecesPayload(stream) if isinstance(stream, Pieces) else (await request.aread() or None)
             with _as_httpx_errors(request):
                 answer = await self._open_session().request(
                     request.method,
                     str(request.url),
                     headers=request.headers.multi_items(),
-                    data=body or None,
+                    data=body,
                     allow_redirects=False,
                     proxy=self.proxy,
                     timeout=aiohttp.ClientTimeout(sock_connect=timeout.get("connect"), sock_read=timeout.get("read")),
@@ -132,6 +135,51 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+class Pieces(httpx.AsyncByteStream):
+    """A request body kept as the pieces it was made of, and sent one after another: the
+    JSON of a request around its photo, say (`apis.http.encode_json`). Joined, each request
+    of each side of each battle copied the photo's 190 KB of base64 into a new buffer, and
+    with a thousand answers streaming the buffers stayed alive: each was fresh memory, about
+    0.12 ms to fault in, 8% of a replica's time while 500 battles opened at once. The photo's
+    own bytes, shared by both sides, go to the socket as they are. The request must carry
+    `Content-Length: size` (the stream is not chunked)."""
+
+    def __init__(self, pieces: Sequence[bytes]) -> None:
+        self.pieces = tuple(piece for piece in pieces if piece)
+        self.size = sum(len(piece) for piece in self.pieces)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:  # for httpx's own transport (a SOCKS proxy)
+        for piece in self.pieces:
+            yield piece
+
+    def __bytes__(self) -> bytes:
+        return b"".join(self.pieces)
+
+
+class _PiecesPayload(aiohttp.payload.Payload):
+    """`Pieces` as aiohttp sends a body: the request head goes out with the first piece."""
+
+    def __init__(self, body: Pieces) -> None:
+        super().__init__(body)
+        self._size: int = body.size
+        self._pieces = body.pieces
+
+    async def write(self, writer: AbstractStreamWriter) -> None:
+        for piece in self._pieces:
+            await writer.write(piece)
+
+    async def write_with_length(self, writer: AbstractStreamWriter, content_length: int | None) -> None:
+        left = self._size if content_length is None else content_length
+        for piece in self._pieces:
+            if left <= 0:
+                break
+            await writer.write(piece if len(piece) <= left else piece[:left])
+            left -= len(piece)
+
+    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+        return b"".join(self._pieces).decode(encoding, errors)
 
 
 class _Body(httpx.AsyncByteStream):

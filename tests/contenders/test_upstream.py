@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import json
 
 import httpx
 import pytest
 
+from arena.contenders.apis.http import encode_json
+from arena.contenders.base import ContenderImage
 from arena.contenders.upstream import AiohttpTransport, UpstreamClients
+from tests.conftest import SAMPLE_DIR
 from tests.servers import free_port
 from tests.servers.forward_proxy import forward_proxy
 
@@ -63,6 +67,40 @@ class TestAiohttpTransport:
 
         with pytest.raises(httpx.ConnectError):
             asyncio.run(scenario())
+
+
+class TestPieces:
+    """A body sent in its pieces (the JSON around a photo) arrives as the one body it stands for,
+    with its length, through aiohttp and through httpx's own transport (a SOCKS proxy's)."""
+
+    @pytest.mark.parametrize("transport", [AiohttpTransport(1), httpx.AsyncHTTPTransport()], ids=["aiohttp", "httpx"])
+    def test_a_request_in_pieces_arrives_whole(self, transport: httpx.AsyncBaseTransport) -> None:
+        photo = ContenderImage(jpeg=(SAMPLE_DIR / "images" / "level1-1.jpg").read_bytes(), width=1, height=1)
+        body = encode_json({"text": "Où ? \u2028", "image": photo.data_url(), "again": [photo.base64()]})
+        assert len(body.pieces) == 5 and body.size > 100_000  # two photos, the JSON around them
+        got: list[bytes] = []
+
+        async def echo_length(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            head = await reader.readuntil(b"\r\n\r\n")
+            got.append(head)
+            length = int(next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))[15:])
+            got.append(await reader.readexactly(length))
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+            await writer.drain()
+            writer.close()
+
+        async def scenario() -> None:
+            server = await asyncio.start_server(echo_length, "127.0.0.1", 0)
+            url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+            async with server, httpx.AsyncClient(transport=transport) as http:
+                request = http.build_request("POST", url, headers={"Content-Type": "application/json"})
+                request.stream = body
+                request.headers["Content-Length"] = str(body.size)
+                assert (await http.send(request)).text == "ok"
+
+        asyncio.run(scenario())
+        assert got[1] == bytes(body) and json.loads(got[1])["again"] == [photo.base64()]
+        assert b"transfer-encoding" not in got[0].lower() and got[0].lower().count(b"content-type") == 1
 
 
 BODY = {"model": "echo", "stream": True, "messages": [{"role": "user", "content": "Where?"}]}
