@@ -47,6 +47,9 @@ class UpstreamClients:
         self._size_of = size_of
         self.other = other
         self._clients: dict[str, httpx.AsyncClient] = {}
+        # certifi's bundle, read now: on the first request it held up every battle opening
+        # behind it for 30-45 ms
+        _tls_context()
 
     def for_url(self, url: str) -> httpx.AsyncClient:
         origin = origin_of(url)
