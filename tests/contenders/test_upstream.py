@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -67,6 +69,57 @@ class TestAiohttpTransport:
 
         with pytest.raises(httpx.ConnectError):
             asyncio.run(scenario())
+
+
+class TestStalls:
+    """The body's read timeout: a gap longer than it fails the read soon after, with httpx's
+    ReadTimeout; an answer that keeps coming, or a reader that is slow to take what came, does not."""
+
+    @staticmethod
+    def _serve(gaps: list[float], then_stall: bool) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any]:
+        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                await reader.readuntil(b"\r\n\r\n")
+                writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+                for gap in gaps:
+                    await asyncio.sleep(gap)
+                    writer.write(b"5\r\npiece\r\n")
+                    await writer.drain()
+                if then_stall:
+                    await reader.read()  # until the client gives up and closes
+                else:
+                    writer.write(b"0\r\n\r\n")
+                    await writer.drain()
+            finally:
+                writer.close()
+
+        return answer
+
+    @staticmethod
+    async def _read(gaps: list[float], then_stall: bool, reader_pause: float = 0) -> tuple[list[float], float]:
+        server = await asyncio.start_server(TestStalls._serve(gaps, then_stall), "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+        loop = asyncio.get_running_loop()
+        times: list[float] = []
+        async with server, httpx.AsyncClient(transport=AiohttpTransport(1), timeout=httpx.Timeout(5, read=0.4)) as http:
+            async with http.stream("GET", url) as response:
+                await asyncio.sleep(reader_pause)
+                try:
+                    async for _ in response.aiter_raw():
+                        times.append(loop.time())
+                except httpx.ReadTimeout:
+                    return times, loop.time()
+        return times, -1.0
+
+    def test_a_stall_after_a_steady_answer_fails_the_read(self) -> None:
+        times, failed = asyncio.run(self._read([0.15] * 6, then_stall=True))
+        assert len(times) == 6  # 0.9 s of pieces 0.15 s apart: no timeout while they came
+        assert failed > 0 and 0.35 <= failed - times[-1] <= 0.8
+
+    def test_a_slow_reader_is_not_a_stall(self) -> None:
+        # the pieces all came while the reader was busy for longer than the timeout
+        times, failed = asyncio.run(self._read([0.05] * 3, then_stall=False, reader_pause=0.9))
+        assert failed == -1.0 and times
 
 
 class TestPieces:
