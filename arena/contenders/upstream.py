@@ -77,8 +77,9 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     """At most `size` requests to one provider in flight, over aiohttp's connections (at most
     `size` of them, kept alive between battles). A request that finds all `size` places taken
     waits for one for the request's pool timeout, then fails with httpx's `PoolTimeout`; a
-    place is given back when its response is closed. The connect and read timeouts are
-    aiohttp's socket ones; it has no write timeout (a battle's own deadline bounds a send)."""
+    place is given back when its response is closed. The connect timeout and the read
+    timeout of the response head are aiohttp's socket ones, the body's read timeout is
+    `_Stall`'s; it has no write timeout (a battle's own deadline bounds a send)."""
 
     def __init__(self, size: int, proxy: str | None = None) -> None:
         self.size = max(size, 1)
