@@ -174,8 +174,7 @@ class _PiecesPayload(aiohttp.payload.Payload):
         self._pieces = body.pieces
 
     async def write(self, writer: AbstractStreamWriter) -> None:
-        for piece in self._pieces:
-            await writer.write(piece)
+        await self.write_with_length(writer, None)
 
     async def write_with_length(self, writer: AbstractStreamWriter, content_length: int | None) -> None:
         left = self._size if content_length is None else content_length

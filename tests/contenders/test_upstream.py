@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import json
-from collections.abc import Callable
-from typing import Any
 
 import httpx
 import pytest
@@ -18,6 +15,7 @@ from arena.contenders.upstream import AiohttpTransport, UpstreamClients
 from tests.conftest import SAMPLE_DIR
 from tests.servers import free_port
 from tests.servers.forward_proxy import forward_proxy
+from tests.servers.scripted import Received, Script, ScriptedServer, http_chunk, http_head
 
 
 class TestAiohttpTransport:
@@ -76,40 +74,39 @@ class TestStalls:
     ReadTimeout; an answer that keeps coming, or a reader that is slow to take what came, does not."""
 
     @staticmethod
-    def _serve(gaps: list[float], then_stall: bool) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any]:
-        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            try:
-                await reader.readuntil(b"\r\n\r\n")
-                writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
-                for gap in gaps:
-                    await asyncio.sleep(gap)
-                    writer.write(b"5\r\npiece\r\n")
-                    await writer.drain()
-                if then_stall:
-                    await reader.read()  # until the client gives up and closes
-                else:
-                    writer.write(b"0\r\n\r\n")
-                    await writer.drain()
-            finally:
-                writer.close()
+    def _answer(gaps: list[float], then_stall: bool) -> Script:
+        async def run(writer: asyncio.StreamWriter) -> None:
+            writer.write(http_head(200, "text/event-stream"))
+            for gap in gaps:
+                await asyncio.sleep(gap)
+                writer.write(http_chunk(b"piece"))
+                await writer.drain()
+            if then_stall:
+                await asyncio.sleep(60)  # until the server stops
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
 
-        return answer
+        return run
 
     @staticmethod
     async def _read(gaps: list[float], then_stall: bool, reader_pause: float = 0) -> tuple[list[float], float]:
-        server = await asyncio.start_server(TestStalls._serve(gaps, then_stall), "127.0.0.1", 0)
-        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+        loopback = ScriptedServer([TestStalls._answer(gaps, then_stall)])
+        await loopback.start()
         loop = asyncio.get_running_loop()
         times: list[float] = []
-        async with server, httpx.AsyncClient(transport=AiohttpTransport(1), timeout=httpx.Timeout(5, read=0.4)) as http:
-            async with http.stream("GET", url) as response:
-                await asyncio.sleep(reader_pause)
-                try:
-                    async for _ in response.aiter_raw():
-                        times.append(loop.time())
-                except httpx.ReadTimeout:
-                    return times, loop.time()
-        return times, -1.0
+        timeout = httpx.Timeout(5, read=0.4)
+        try:
+            async with httpx.AsyncClient(transport=AiohttpTransport(1), timeout=timeout) as http:
+                async with http.stream("GET", loopback.url) as response:
+                    await asyncio.sleep(reader_pause)
+                    try:
+                        async for _ in response.aiter_raw():
+                            times.append(loop.time())
+                    except httpx.ReadTimeout:
+                        return times, loop.time()
+            return times, -1.0
+        finally:
+            await loopback.stop()
 
     def test_a_stall_after_a_steady_answer_fails_the_read(self) -> None:
         times, failed = asyncio.run(self._read([0.15] * 6, then_stall=True))
@@ -131,29 +128,27 @@ class TestPieces:
         photo = ContenderImage(jpeg=(SAMPLE_DIR / "images" / "level1-1.jpg").read_bytes(), width=1, height=1)
         body = encode_json({"text": "Où ? \u2028", "image": photo.data_url(), "again": [photo.base64()]})
         assert len(body.pieces) == 5 and body.size > 100_000  # two photos, the JSON around them
-        got: list[bytes] = []
 
-        async def echo_length(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            head = await reader.readuntil(b"\r\n\r\n")
-            got.append(head)
-            length = int(next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))[15:])
-            got.append(await reader.readexactly(length))
+        async def ok(writer: asyncio.StreamWriter) -> None:
             writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
             await writer.drain()
-            writer.close()
 
-        async def scenario() -> None:
-            server = await asyncio.start_server(echo_length, "127.0.0.1", 0)
-            url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
-            async with server, httpx.AsyncClient(transport=transport) as http:
-                request = http.build_request("POST", url, headers={"Content-Type": "application/json"})
-                request.stream = body
-                request.headers["Content-Length"] = str(body.size)
-                assert (await http.send(request)).text == "ok"
+        async def scenario() -> Received:
+            loopback = ScriptedServer([ok])
+            await loopback.start()
+            try:
+                async with httpx.AsyncClient(transport=transport) as http:
+                    request = http.build_request("POST", loopback.url, headers={"Content-Type": "application/json"})
+                    request.stream = body
+                    request.headers["Content-Length"] = str(body.size)
+                    assert (await http.send(request)).text == "ok"
+            finally:
+                await loopback.stop()
+            return loopback.received[0]
 
-        asyncio.run(scenario())
-        assert got[1] == bytes(body) and json.loads(got[1])["again"] == [photo.base64()]
-        assert b"transfer-encoding" not in got[0].lower() and got[0].lower().count(b"content-type") == 1
+        sent = asyncio.run(scenario())
+        assert sent.raw == bytes(body) and sent.body["again"] == [photo.base64()]
+        assert "transfer-encoding" not in sent.header_names and sent.header_names.count("content-type") == 1
 
 
 BODY = {"model": "echo", "stream": True, "messages": [{"role": "user", "content": "Where?"}]}

@@ -19,6 +19,7 @@ class Received:
     headers: dict[str, str]
     body: dict[str, Any]
     header_names: list[str] = field(default_factory=list)  # lower-cased, in order, repeats kept
+    raw: bytes = b""  # the body as it came
 
 
 @dataclass
@@ -54,7 +55,8 @@ class ScriptedServer:
             headers = dict(lines)
             raw = await reader.readexactly(int(headers.get("content-length", "0")))
             target = head[0].split(" ")[1]
-            self.received.append(Received(target, headers, json.loads(raw or b"{}"), [name for name, _ in lines]))
+            names = [name for name, _ in lines]
+            self.received.append(Received(target, headers, json.loads(raw or b"{}"), names, raw))
             await self.scripts.pop(0)(writer)
         finally:
             writer.close()
