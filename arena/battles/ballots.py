@@ -8,6 +8,12 @@ insert the votes, mark the battles voted. Each request is answered only after th
 transaction committed. While a batch is being written the next one gathers, so there is
 no added wait when votes come one at a time.
 
+On PostgreSQL the writing is one statement (`WRITE_IN_ONE`: the votes, the battles marked
+voted and the daily counters, a round trip instead of four). It counts optimistically: when
+the counters it returns show a daily limit crossed, which is rare, the transaction is
+rolled back and the batch is written again statement by statement, counting each ballot
+against the limits one after another.
+
 A refused ballot (404, 403, 409, 429) is answered with its own reason and writes nothing.
 When the batch itself fails (a database error, a vote another replica cast between our
 read and our insert), it is rolled back and each of its ballots is cast alone by
@@ -17,14 +23,15 @@ read and our insert), it is rolled back and each of its ballots is cast alone by
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import cast
 
-from sqlalchemy import Connection, Table, bindparam, func, select, update
+from sqlalchemy import Connection, Table, bindparam, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.orm import Session
 
 from arena.battles import integrity
 from arena.battles.votes import Reveal, cast_vote, vote_refusal
@@ -71,6 +78,31 @@ MARK_VOTED = (
     .values(status="voted", updated_at=bindparam("voted_at"))
 )
 
+# PostgreSQL: the accepted ballots' votes, their battles marked voted and the daily counters
+# added to, in one statement (data-modifying CTEs see one snapshot and all run, referenced or
+# not). Its text is the same for any batch (arrays, not a VALUES list), so it is prepared once.
+WRITE_IN_ONE = text(
+    """
+    WITH new_votes AS (
+        INSERT INTO votes (battle_id, choice, voter_hash, created_at)
+        SELECT battle_id, choice, voter_hash, :voted_at
+        FROM unnest(CAST(:ids AS text[]), CAST(:choices AS text[]), CAST(:voters AS text[]))
+            AS ballot (battle_id, choice, voter_hash)
+        ON CONFLICT (battle_id) DO NOTHING
+        RETURNING battle_id
+    ), marked AS (
+        UPDATE battles SET status = 'voted', updated_at = :voted_at
+        WHERE id IN (SELECT battle_id FROM new_votes)
+    ), counted AS (
+        INSERT INTO integrity_counters (key, day, count)
+        SELECT key, :today, added FROM unnest(CAST(:keys AS text[]), CAST(:added AS integer[])) AS c (key, added)
+        ON CONFLICT (key, day) DO UPDATE SET count = integrity_counters.count + excluded.count
+        RETURNING key, count
+    )
+    SELECT (SELECT count(*) FROM new_votes), (SELECT json_object_agg(key, count) FROM counted)
+    """
+)
+
 
 @dataclass(frozen=True)
 class Ballot:
@@ -82,6 +114,10 @@ class Ballot:
 
 class _RetryAlone(Exception):
     """The batch cannot be written as one; its ballots are cast one by one."""
+
+
+class _LimitCrossed(Exception):
+    """The one-statement write crossed a daily limit; the batch is counted ballot by ballot."""
 
 
 @dataclass
@@ -105,6 +141,9 @@ class VoteWriter:
         self.database = database
         self.pool = pool
         self._batches = Batches(self._write, max_batch=MAX_BATCH, name="vote-writer")
+        # the writer's own connection: no pool checkout and no ping a batch. After a lost
+        # connection SQLAlchemy opens a new one on its next use (that batch is cast alone).
+        self._connection: Connection | None = None
 
     async def cast(self, ballot: Ballot) -> Reveal:
         """The ballot's reveal once its vote is committed, or its refusal (ClientError)."""
@@ -113,30 +152,64 @@ class VoteWriter:
     async def close(self) -> None:
         """Let the ballots already handed in be written (the lifespan's end)."""
         await self._batches.close()
+        if self._connection is not None:
+            self._connection.close()
 
     def _write(self, ballots: list[Ballot]) -> list[Reveal | Exception]:
-        """In a worker thread: the batch in one transaction, else each ballot alone."""
+        if self._connection is None:
+            try:
+                self._connection = self.database.engine.connect()
+            except Exception:  # the database is away: the pool's path gives each ballot its error
+                log.warning("the vote writer cannot connect to the database", exc_info=True)
+        return write_batch(self.database, ballots, self.pool, self._connection)
+
+
+def write_batch(
+    database: Database, ballots: list[Ballot], pool: PoolConfig, held: Connection | None = None
+) -> list[Reveal | Exception]:
+    """The batch in one transaction (on the `held` connection, else one from the pool), else
+    each ballot alone. Blocking: the writer's thread."""
+    try:
         try:
-            with self.database.sessions.begin() as session:
-                return write_ballots(session, ballots, self.pool)
-        except Exception as error:
-            level = logging.INFO if isinstance(error, _RetryAlone) else logging.WARNING
-            log.log(level, "%d vote(s) could not be written together (%s); casting each alone", len(ballots), error)
-            return [self._cast_alone(ballot) for ballot in ballots]
-
-    def _cast_alone(self, ballot: Ballot) -> Reveal | Exception:
-        try:
-            return self.database.transaction(
-                cast_vote, ballot.battle_id, ballot.choice, ballot.voter, self.pool, address=ballot.address
-            )
-        except Exception as error:  # its own refusal or failure, for its own request
-            return error
+            with _transaction(database, held) as connection:
+                return write_ballots(connection, ballots, pool)
+        except _LimitCrossed:
+            with _transaction(database, held) as connection:
+                return write_ballots(connection, ballots, pool, in_one_statement=False)
+    except Exception as error:
+        level = logging.INFO if isinstance(error, _RetryAlone) else logging.WARNING
+        log.log(level, "%d vote(s) could not be written together (%s); casting each alone", len(ballots), error)
+        return [_cast_alone(database, ballot, pool) for ballot in ballots]
 
 
-def write_ballots(session: Session, ballots: list[Ballot], pool: PoolConfig) -> list[Reveal | Exception]:
-    """The ballots' outcomes, in order, written in the session's transaction: the rules of
-    `votes.cast_vote`, applied to each ballot as if they had come one after another."""
-    connection = session.connection()  # Core statements on the session's transaction
+@contextmanager
+def _transaction(database: Database, held: Connection | None) -> Iterator[Connection]:
+    if held is None:
+        with database.engine.begin() as connection:
+            yield connection
+    else:
+        with held.begin():
+            yield held
+
+
+def _cast_alone(database: Database, ballot: Ballot, pool: PoolConfig) -> Reveal | Exception:
+    try:
+        return database.transaction(
+            cast_vote, ballot.battle_id, ballot.choice, ballot.voter, pool, address=ballot.address
+        )
+    except Exception as error:  # its own refusal or failure, for its own request
+        return error
+
+
+def write_ballots(
+    connection: Connection, ballots: list[Ballot], pool: PoolConfig, *, in_one_statement: bool = True
+) -> list[Reveal | Exception]:
+    """The ballots' outcomes, in order, written in the connection's transaction: the rules of
+    `votes.cast_vote`, applied to each ballot as if they had come one after another.
+
+    On PostgreSQL, unless `in_one_statement` is off, the write is `WRITE_IN_ONE`; it raises
+    `_LimitCrossed` (the transaction is then to be rolled back) when a daily limit refuses a
+    ballot, which only counting ballot by ballot answers exactly."""
     dialect = connection.dialect.name
     battles = _read_battles(connection, sorted({b.battle_id for b in ballots}), lock=dialect == "postgresql")
     outcomes: list[Reveal | Exception] = []
@@ -146,21 +219,72 @@ def write_ballots(session: Session, ballots: list[Ballot], pool: PoolConfig) -> 
         outcomes.append(refusal or _reveal(battles[ballot.battle_id], ballot.choice, pool))
         if refusal is None:
             taken.add(ballot.battle_id)
-    _count_within_limits(connection, ballots, outcomes, pool.integrity)
-    accepted = [ballot for ballot, outcome in zip(ballots, outcomes, strict=True) if isinstance(outcome, Reveal)]
-    if not accepted:
-        return outcomes
     voted_at = utcnow()
+    if dialect == "postgresql" and in_one_statement:
+        accepted = _write_in_one(connection, ballots, outcomes, voted_at, pool.integrity)
+    else:
+        accepted = _write_one_by_one(connection, ballots, outcomes, voted_at, pool.integrity)
+    if accepted:
+        _flag_too_fast(connection, accepted, battles, voted_at, pool)
+    return outcomes
+
+
+def _write_one_by_one(
+    connection: Connection,
+    ballots: list[Ballot],
+    outcomes: list[Reveal | Exception],
+    voted_at: datetime,
+    config: IntegrityConfig,
+) -> list[Ballot]:
+    """Count against the limits, insert the votes, mark the battles: the accepted ballots."""
+    _count_within_limits(connection, ballots, outcomes, config)
+    accepted = _accepted(ballots, outcomes)
+    if not accepted:
+        return accepted
     rows = [
         {"battle_id": b.battle_id, "choice": b.choice, "voter_hash": b.voter, "created_at": voted_at} for b in accepted
     ]
     # many parameter sets of one statement: SQLAlchemy sends them as one multi-row insert
-    stored = set(connection.execute(INSERT[dialect], rows).scalars())
+    stored = set(connection.execute(INSERT[connection.dialect.name], rows).scalars())
     if len(stored) != len(accepted):  # voted elsewhere between our read and our insert
         raise _RetryAlone("a battle of the batch was voted meanwhile")
     connection.execute(MARK_VOTED, {"ids": [b.battle_id for b in accepted], "voted_at": voted_at})
-    _flag_too_fast(connection, accepted, battles, voted_at, pool)
-    return outcomes
+    return accepted
+
+
+def _write_in_one(
+    connection: Connection,
+    ballots: list[Ballot],
+    outcomes: list[Reveal | Exception],
+    voted_at: datetime,
+    config: IntegrityConfig,
+) -> list[Ballot]:
+    """`WRITE_IN_ONE` for the ballots the rules accepted (PostgreSQL): the accepted ballots."""
+    accepted = _accepted(ballots, outcomes)
+    if not accepted:
+        return accepted
+    added = _limited_counts(accepted, config)
+    stored, counts = connection.execute(
+        WRITE_IN_ONE,
+        {
+            "ids": [b.battle_id for b in accepted],
+            "choices": [b.choice for b in accepted],
+            "voters": [b.voter for b in accepted],
+            "voted_at": voted_at,
+            "keys": sorted(added),  # in key order, as integrity.add_counts: no deadlock between replicas
+            "added": [added[key][0] for key in sorted(added)],
+            "today": voted_at.date(),
+        },
+    ).one()
+    if stored != len(accepted):
+        raise _RetryAlone("a battle of the batch was voted meanwhile")
+    if any(counts[key] > limit for key, (_, limit) in added.items()):
+        raise _LimitCrossed
+    return accepted
+
+
+def _accepted(ballots: list[Ballot], outcomes: list[Reveal | Exception]) -> list[Ballot]:
+    return [ballot for ballot, outcome in zip(ballots, outcomes, strict=True) if isinstance(outcome, Reveal)]
 
 
 def _read_battles(connection: Connection, ids: list[str], *, lock: bool) -> dict[str, _Read]:
@@ -185,17 +309,13 @@ def _count_within_limits(
     """Count the ballots that passed the rules against the daily limits, as if one after
     another: one past a limit becomes a 429 and is not counted (as `cast_vote`'s rollback
     would undo it). One upsert adds them all, one update takes back the refused."""
-    limits = {"voter": config.votes_per_day, "address": config.votes_per_address_per_day}
+    limits = _limits(config)
     keyed = [
         (i, integrity.vote_keys(ballot.voter, ballot.address))
         for i, ballot in enumerate(ballots)
         if isinstance(outcomes[i], Reveal)
     ]
-    wanted: dict[str, int] = {}
-    for _, keys in keyed:
-        for who, key in keys.items():
-            if limits[who]:
-                wanted[key] = wanted.get(key, 0) + 1
+    wanted = {key: n for key, (n, _) in _limited_counts(_accepted(ballots, outcomes), config).items()}
     if not wanted:
         return
     after = integrity.add_counts(connection, wanted)
@@ -211,6 +331,22 @@ def _count_within_limits(
     taken_back = {key: counts[key] for key in wanted if counts[key] != after[key]}
     if taken_back:
         integrity.set_counts(connection, taken_back)
+
+
+def _limits(config: IntegrityConfig) -> dict[str, int]:
+    """The daily vote limits by who they count (0: no limit)."""
+    return {"voter": config.votes_per_day, "address": config.votes_per_address_per_day}
+
+
+def _limited_counts(ballots: list[Ballot], config: IntegrityConfig) -> dict[str, tuple[int, int]]:
+    """Each limited daily counter of the ballots: how many of them it counts, and its limit."""
+    limits = _limits(config)
+    added: dict[str, tuple[int, int]] = {}
+    for ballot in ballots:
+        for who, key in integrity.vote_keys(ballot.voter, ballot.address).items():
+            if limits[who]:
+                added[key] = (added.get(key, (0, 0))[0] + 1, limits[who])
+    return added
 
 
 def _flag_too_fast(

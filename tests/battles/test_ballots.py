@@ -5,13 +5,14 @@ cannot be written as one falls back to one transaction a vote, each error to its
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
-from sqlalchemy import event, func, select
+from sqlalchemy import event, func, select, text
 from sqlalchemy.exc import IntegrityError
 
 from arena.battles import integrity
-from arena.battles.ballots import Ballot, VoteWriter, write_ballots
+from arena.battles.ballots import Ballot, VoteWriter, write_ballots, write_batch
 from arena.battles.votes import Reveal, VoteRefused
 from arena.db.session import Database, make_engine
 from arena.db.tables import Battle, IntegrityCounter, Vote
@@ -83,8 +84,9 @@ class TestLimitsInOneBatch:
             starter = session.get(Battle, battles[0]).starter_hash
         ballots = [Ballot(b, "a", starter, "address-1") for b in battles[:5]]
         ballots.insert(1, Ballot(battles[0], "b", starter, "address-1"))  # a second vote on the first battle
-        with database.sessions.begin() as session:
-            outcomes = write_ballots(session, ballots, pool)
+        # on PostgreSQL the batch is first written in one statement, which crosses the limits
+        # and is rolled back; then counted ballot by ballot
+        outcomes = write_batch(database, ballots, pool)
         kinds = [o.choice if isinstance(o, Reveal) else (o.status, o.code) for o in outcomes]  # type: ignore[union-attr]
         assert kinds == ["a", (409, "already_voted"), "a", "a", (429, "vote_limit"), (429, "vote_limit")]
         assert isinstance(outcomes[4], ClientError) and int(outcomes[4].headers["Retry-After"]) > 0
@@ -92,15 +94,55 @@ class TestLimitsInOneBatch:
             counts = dict(session.execute(select(IntegrityCounter.key, IntegrityCounter.count)).all())
             assert session.scalar(select(func.count()).select_from(Vote)) == 3
         keys = integrity.vote_keys(starter, "address-1")
-        assert counts[keys["voter"]] == 3 and counts[keys["address"]] == 3  # the two 429s left no trace
+        # the two 429s and the first, rolled back attempt left no trace
+        assert counts[keys["voter"]] == 3 and counts[keys["address"]] == 3
         # the address allows one more today, from another browser's battle
         with database.sessions.begin() as session:
             session.execute(Battle.__table__.update().where(Battle.id == battles[5]).values(starter_hash="other"))
-        with database.sessions.begin() as session:
-            more = write_ballots(session, [Ballot(battles[5], "tie", "other", "address-1")], pool)
+        with database.engine.begin() as connection:
+            more = write_ballots(connection, [Ballot(battles[5], "tie", "other", "address-1")], pool)
         assert isinstance(more[0], Reveal)
         with database.sessions() as session:
             assert session.scalar(select(IntegrityCounter.count).where(IntegrityCounter.key == keys["address"])) == 4
+
+
+class TestWriteInOneStatement:
+    @pytest.fixture
+    def settings(self, settings, tmp_path, openai_server):
+        settings = settings.model_copy(update={"battles_per_minute": 0})
+        # limits that count but do not refuse; no reading time, so no vote is flagged too fast
+        return with_integrity(
+            settings, tmp_path, openai_server, votes_per_day=50, votes_per_address_per_day=50, max_read_seconds=0
+        )
+
+    async def test_a_batch_within_the_limits_reads_once_and_writes_once_on_postgresql(
+        self, client, app, photo_bytes, database_url
+    ):
+        battles = [await ready_battle(client, photo_bytes) for _ in range(4)]
+        database = app.state.services.database
+        with database.sessions() as session:
+            starter = session.get(Battle, battles[0]).starter_hash
+        statements: list[str] = []
+        event.listen(database.engine, "before_cursor_execute", lambda *args: statements.append(args[2].split()[0]))
+        ballots = [
+            Ballot(b, c, starter, f"address-{i % 2}") for i, (b, c) in enumerate(zip(battles, "ab", strict=False))
+        ]
+        ballots += [
+            Ballot(battles[2], "tie", starter, "address-0"),
+            Ballot(battles[3], "both_bad", starter, "address-1"),
+        ]
+        outcomes = write_batch(database, ballots, app.state.services.pool_config)
+        assert [o.choice for o in outcomes] == ["a", "b", "tie", "both_bad"]  # type: ignore[union-attr]
+        if database_url.startswith("postgresql"):
+            assert statements == ["SELECT", "WITH"]  # the read (locked), then votes, battles, counters at once
+        with database.sessions() as session:
+            votes = dict(session.execute(select(Vote.battle_id, Vote.choice)).all())
+            counts = dict(session.execute(select(IntegrityCounter.key, IntegrityCounter.count)).all())
+            statuses = set(session.scalars(select(Battle.status).where(Battle.id.in_(battles))))
+        assert votes == dict(zip(battles, ["a", "b", "tie", "both_bad"], strict=True)) and statuses == {"voted"}
+        keys = integrity.vote_keys(starter, "address-0")
+        assert counts[keys["voter"]] == 4 and counts[keys["address"]] == 2
+        assert counts[integrity.vote_keys(starter, "address-1")["address"]] == 2
 
 
 async def test_a_batch_that_fails_is_cast_one_by_one_each_error_to_its_own_ballot(client, app, photo_bytes):
@@ -137,3 +179,34 @@ async def test_a_writer_answers_votes_that_come_one_at_a_time(database_url, tmp_
         assert refused.value.status == 404
     await writer.close()
     engine.dispose()
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_the_writer_outlives_its_connection_being_cut(client, app, photo_bytes, caplog):
+    """The writer keeps one connection; when the server drops it (a restart, a failover), the
+    batch that finds it gone is cast alone through the pool, and the next one reconnects."""
+    battles = [await ready_battle(client, photo_bytes) for _ in range(3)]
+    services = app.state.services
+    with services.database.sessions() as session:
+        starter = session.get(Battle, battles[0]).starter_hash
+    writer = VoteWriter(services.database, services.pool_config)
+    assert (await writer.cast(Ballot(battles[0], "a", starter, "address"))).choice == "a"
+    with services.database.engine.begin() as connection:  # every other backend of this database
+        cut = connection.scalar(
+            text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        )
+    assert cut >= 1
+    with caplog.at_level(logging.INFO, logger="arena.battles.ballots"):
+        assert (await writer.cast(Ballot(battles[1], "b", starter, "address"))).choice == "b"
+        assert "casting each alone" in caplog.text
+        caplog.clear()
+        assert (await writer.cast(Ballot(battles[2], "tie", starter, "address"))).choice == "tie"
+        assert caplog.text == ""  # written as a batch again, on a new connection
+    await writer.close()
+    with services.database.sessions() as session:
+        assert dict(session.execute(select(Vote.battle_id, Vote.choice)).all()) == dict(
+            zip(battles, ["a", "b", "tie"], strict=True)
+        )
