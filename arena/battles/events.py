@@ -24,6 +24,11 @@ class BattleEvent:
 
 KEEP_ALIVE = ": keep-alive\n\n"
 KEEP_ALIVE_INTERVAL = 15.0  # seconds of quiet after which a stream gets KEEP_ALIVE
+# Seconds a side's later deltas wait before they are written, so that both sides' deltas
+# and a fast model's next tokens share one write: under 500 battles at once the writes to
+# the watchers were a third of the replica's loop (benchmarks/http.py). A side's first
+# delta is never held back: the time to first token is what a voter feels.
+DELTA_GATHER = 0.03
 # A dropped connection is retried after one second, well inside the runner's
 # grace before it abandons a battle nobody watches.
 RECONNECT_HINT = "retry: 1000\n\n"

@@ -29,7 +29,14 @@ from arena.answers.markdown import parse_markdown, render_markdown
 from arena.answers.style import style_features
 from arena.battles import repository
 from arena.battles.claims import BattleClaims, Claim, Unclaimed
-from arena.battles.events import KEEP_ALIVE, KEEP_ALIVE_INTERVAL, RECONNECT, RECONNECT_HINT, BattleEvent
+from arena.battles.events import (
+    DELTA_GATHER,
+    KEEP_ALIVE,
+    KEEP_ALIVE_INTERVAL,
+    RECONNECT,
+    RECONNECT_HINT,
+    BattleEvent,
+)
 from arena.battles.following import Following
 from arena.battles.relay import KEEP_EVENTS, EventOutbox, EventRelay, prune_events
 from arena.contenders.base import (
@@ -390,6 +397,7 @@ class BattleRun:
             queue.put_nowait(event)
         self.watchers.add(queue)
         self.watched = True
+        started: set[str] = set()  # the sides whose first delta this watcher was sent
         try:
             while True:
                 events: list[BattleEvent] = []
@@ -404,6 +412,11 @@ class BattleRun:
                 # the events waiting go out as one message: a replica behind on its writes
                 # catches up in one send a watcher, not one per delta
                 events += [queue.get_nowait() for _ in range(queue.qsize())]
+                if all(event.name == "delta" and event.data["side"] in started for event in events):
+                    # a later delta waits a moment for the other side's and the model's next
+                    await asyncio.sleep(DELTA_GATHER)
+                    events += [queue.get_nowait() for _ in range(queue.qsize())]
+                started.update(event.data["side"] for event in events if event.name == "delta")
                 yield "".join(event.encode() for event in events)
                 if any(event.name == "end" for event in events):
                     return
