@@ -221,26 +221,21 @@ def write_ballots(
             taken.add(ballot.battle_id)
     voted_at = utcnow()
     if dialect == "postgresql" and in_one_statement:
-        accepted = _write_in_one(connection, ballots, outcomes, voted_at, pool.integrity)
+        accepted = _accepted(ballots, outcomes)
+        if accepted:
+            _write_in_one(connection, accepted, voted_at, pool.integrity)
     else:
-        accepted = _write_one_by_one(connection, ballots, outcomes, voted_at, pool.integrity)
+        _count_within_limits(connection, ballots, outcomes, pool.integrity)  # may refuse some
+        accepted = _accepted(ballots, outcomes)
+        if accepted:
+            _insert_and_mark(connection, accepted, voted_at)
     if accepted:
         _flag_too_fast(connection, accepted, battles, voted_at, pool)
     return outcomes
 
 
-def _write_one_by_one(
-    connection: Connection,
-    ballots: list[Ballot],
-    outcomes: list[Reveal | Exception],
-    voted_at: datetime,
-    config: IntegrityConfig,
-) -> list[Ballot]:
-    """Count against the limits, insert the votes, mark the battles: the accepted ballots."""
-    _count_within_limits(connection, ballots, outcomes, config)
-    accepted = _accepted(ballots, outcomes)
-    if not accepted:
-        return accepted
+def _insert_and_mark(connection: Connection, accepted: list[Ballot], voted_at: datetime) -> None:
+    """Insert the accepted ballots' votes and mark their battles voted (counted already)."""
     rows = [
         {"battle_id": b.battle_id, "choice": b.choice, "voter_hash": b.voter, "created_at": voted_at} for b in accepted
     ]
@@ -249,20 +244,10 @@ def _write_one_by_one(
     if len(stored) != len(accepted):  # voted elsewhere between our read and our insert
         raise _RetryAlone("a battle of the batch was voted meanwhile")
     connection.execute(MARK_VOTED, {"ids": [b.battle_id for b in accepted], "voted_at": voted_at})
-    return accepted
 
 
-def _write_in_one(
-    connection: Connection,
-    ballots: list[Ballot],
-    outcomes: list[Reveal | Exception],
-    voted_at: datetime,
-    config: IntegrityConfig,
-) -> list[Ballot]:
-    """`WRITE_IN_ONE` for the ballots the rules accepted (PostgreSQL): the accepted ballots."""
-    accepted = _accepted(ballots, outcomes)
-    if not accepted:
-        return accepted
+def _write_in_one(connection: Connection, accepted: list[Ballot], voted_at: datetime, config: IntegrityConfig) -> None:
+    """`WRITE_IN_ONE` for the ballots the rules accepted (PostgreSQL)."""
     added = _limited_counts(accepted, config)
     stored, counts = connection.execute(
         WRITE_IN_ONE,
@@ -280,7 +265,6 @@ def _write_in_one(
         raise _RetryAlone("a battle of the batch was voted meanwhile")
     if any(counts[key] > limit for key, (_, limit) in added.items()):
         raise _LimitCrossed
-    return accepted
 
 
 def _accepted(ballots: list[Ballot], outcomes: list[Reveal | Exception]) -> list[Ballot]:

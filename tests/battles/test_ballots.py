@@ -68,11 +68,15 @@ async def test_each_vote_of_a_batch_gets_its_own_refusal(client, app, photo_byte
         assert session.get(Battle, pending).status in ("pending", "running", "ready")
 
 
+def many_battles_with(settings, tmp_path, openai_server, **integrity):  # type: ignore[no-untyped-def]
+    settings = settings.model_copy(update={"battles_per_minute": 0})
+    return with_integrity(settings, tmp_path, openai_server, **integrity)
+
+
 class TestLimitsInOneBatch:
     @pytest.fixture
     def settings(self, settings, tmp_path, openai_server):
-        settings = settings.model_copy(update={"battles_per_minute": 0})
-        return with_integrity(
+        return many_battles_with(
             settings, tmp_path, openai_server, votes_per_day=3, votes_per_address_per_day=4, min_read_seconds=0
         )
 
@@ -109,9 +113,8 @@ class TestLimitsInOneBatch:
 class TestWriteInOneStatement:
     @pytest.fixture
     def settings(self, settings, tmp_path, openai_server):
-        settings = settings.model_copy(update={"battles_per_minute": 0})
         # limits that count but do not refuse; no reading time, so no vote is flagged too fast
-        return with_integrity(
+        return many_battles_with(
             settings, tmp_path, openai_server, votes_per_day=50, votes_per_address_per_day=50, max_read_seconds=0
         )
 
