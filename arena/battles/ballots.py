@@ -248,7 +248,8 @@ def _insert_and_mark(connection: Connection, accepted: list[Ballot], voted_at: d
 
 def _write_in_one(connection: Connection, accepted: list[Ballot], voted_at: datetime, config: IntegrityConfig) -> None:
     """`WRITE_IN_ONE` for the ballots the rules accepted (PostgreSQL)."""
-    added = _limited_counts(accepted, config)
+    added = _limited_counts([integrity.vote_keys(b.voter, b.address) for b in accepted], _limits(config))
+    keys = sorted(added)  # in key order, as integrity.add_counts: no deadlock between replicas
     stored, counts = connection.execute(
         WRITE_IN_ONE,
         {
@@ -256,8 +257,8 @@ def _write_in_one(connection: Connection, accepted: list[Ballot], voted_at: date
             "choices": [b.choice for b in accepted],
             "voters": [b.voter for b in accepted],
             "voted_at": voted_at,
-            "keys": sorted(added),  # in key order, as integrity.add_counts: no deadlock between replicas
-            "added": [added[key][0] for key in sorted(added)],
+            "keys": keys,
+            "added": [added[key][0] for key in keys],
             "today": voted_at.date(),
         },
     ).one()
@@ -299,7 +300,7 @@ def _count_within_limits(
         for i, ballot in enumerate(ballots)
         if isinstance(outcomes[i], Reveal)
     ]
-    wanted = {key: n for key, (n, _) in _limited_counts(_accepted(ballots, outcomes), config).items()}
+    wanted = {key: n for key, (n, _) in _limited_counts([keys for _, keys in keyed], limits).items()}
     if not wanted:
         return
     after = integrity.add_counts(connection, wanted)
@@ -322,12 +323,12 @@ def _limits(config: IntegrityConfig) -> dict[str, int]:
     return {"voter": config.votes_per_day, "address": config.votes_per_address_per_day}
 
 
-def _limited_counts(ballots: list[Ballot], config: IntegrityConfig) -> dict[str, tuple[int, int]]:
-    """Each limited daily counter of the ballots: how many of them it counts, and its limit."""
-    limits = _limits(config)
+def _limited_counts(keyed: list[dict[str, str]], limits: dict[str, int]) -> dict[str, tuple[int, int]]:
+    """Each limited daily counter of these ballots' counters (`integrity.vote_keys`): how many
+    of them it counts, and its limit."""
     added: dict[str, tuple[int, int]] = {}
-    for ballot in ballots:
-        for who, key in integrity.vote_keys(ballot.voter, ballot.address).items():
+    for keys in keyed:
+        for who, key in keys.items():
             if limits[who]:
                 added[key] = (added.get(key, (0, 0))[0] + 1, limits[who])
     return added
