@@ -2,6 +2,7 @@
 imported by the server).
 
     python -m arena.gatekeeper.build collect --chatterbot WHEEL --mhumaneval GITDIR --iglue GITDIR --xquad GITDIR
+    python -m arena.gatekeeper.build collect              # after editing data/authored/ only
     python -m arena.gatekeeper.build keywords --cldr GITDIR
     python -m arena.gatekeeper.build synsets --omw GITDIR
     python -m arena.gatekeeper.build fit
@@ -10,6 +11,8 @@ imported by the server).
 PyPI and three git checkouts), labels each prompt by `policy.py`, adds the
 prompts we wrote ourselves (`data/authored/`) and writes
 `data/prompts/<lang>.jsonl`, every row `{prompt, geographic, lang, source}`.
+Without the four sources it takes their rows from the current files, so
+an edit of `data/authored/` needs no checkouts (the same files come out).
 `keywords` writes `data/cldr-keywords.tsv` from a checkout of CLDR's JSON,
 `synsets` writes `data/omw-synsets.tsv` from one of the Open Multilingual
 Wordnet's data (keywords.py says what the tables are for).
@@ -114,11 +117,13 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    collect = sub.add_parser("collect", help="rebuild data/prompts/*.jsonl from the public sources")
-    collect.add_argument("--chatterbot", type=Path, required=True, help="chatterbot_corpus-1.3.3 wheel")
-    collect.add_argument("--mhumaneval", type=Path, required=True, help="git dir of mraihan-gmu/mHumanEval-Benchmark")
-    collect.add_argument("--iglue", type=Path, required=True, help="git dir of e-bug/iglue")
-    collect.add_argument("--xquad", type=Path, required=True, help="git dir of google-deepmind/xquad")
+    collect = sub.add_parser(
+        "collect", help="rebuild data/prompts/*.jsonl from the public sources (or, without them, the current files)"
+    )
+    collect.add_argument("--chatterbot", type=Path, help="chatterbot_corpus-1.3.3 wheel")
+    collect.add_argument("--mhumaneval", type=Path, help="git dir of mraihan-gmu/mHumanEval-Benchmark")
+    collect.add_argument("--iglue", type=Path, help="git dir of e-bug/iglue")
+    collect.add_argument("--xquad", type=Path, help="git dir of google-deepmind/xquad")
     annotations = sub.add_parser("keywords", help="rebuild data/cldr-keywords.tsv from CLDR's emoji annotations")
     annotations.add_argument("--cldr", type=Path, required=True, help="git dir of unicode-org/cldr-json")
     synsets = sub.add_parser("synsets", help="rebuild data/omw-synsets.tsv from the Wiktionary wordnets")
@@ -137,7 +142,10 @@ def main(argv: list[str] | None = None) -> int:
         count = write_synsets(args.omw)
         print(f"wrote {count} words to {SYNSETS_PATH}", file=sys.stderr)
     elif args.command == "collect":
-        rows = list(collect_rows(args.chatterbot, args.mhumaneval, args.iglue, args.xquad))
+        upstream = (args.chatterbot, args.mhumaneval, args.iglue, args.xquad)
+        if any(upstream) and not all(upstream):
+            parser.error("collect takes all four sources, or none (their rows are then read from the current files)")
+        rows = list(collect_rows(*upstream) if all(upstream) else collect_rows_again())
         write_prompts(rows)
         print(f"wrote {len(rows)} prompts to {DATA_DIR / 'prompts'}", file=sys.stderr)
     else:
@@ -151,18 +159,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def collect_rows(chatterbot: Path, mhumaneval: Path, iglue: Path, xquad: Path) -> Iterator[LabelledPrompt]:
+    return _distinct(_chatterbot(chatterbot), _mhumaneval(mhumaneval), _xgqa(iglue), _xquad(xquad))
+
+
+def collect_rows_again() -> Iterator[LabelledPrompt]:
+    """`collect_rows` with each public source's rows as the current files hold them (a public
+    prompt that an authored line shadowed is not among them, until a collect from the sources)."""
+    current = _current(("chatterbot-corpus:", "mhumaneval:", "xgqa:", "xquad:"))
+    return _distinct(*(current[family] for family in ("chatterbot-corpus", "mhumaneval", "xgqa", "xquad")))
+
+
+def _distinct(*upstream: Iterable[LabelledPrompt]) -> Iterator[LabelledPrompt]:
+    """Every source in turn, ours around the public ones; a prompt met twice is kept where first met."""
     seen: set[str] = set()
-    sources = (
-        _v1(),
-        _authored(),
-        _chatterbot(chatterbot),
-        _mhumaneval(mhumaneval),
-        _xgqa(iglue),
-        _xquad(xquad),
-        _places(),
-        _stuffing(),
-    )
-    for source in sources:
+    for source in (_v1(), _authored(), *upstream, _places(), _stuffing()):
         for row in source:
             key = " ".join(row.prompt.lower().split())
             if key and key not in seen:
@@ -196,11 +206,21 @@ def write_prompts(rows: Iterable[LabelledPrompt]) -> None:
 def _v1() -> Iterator[LabelledPrompt]:
     """The first gatekeeper's ten-language set (written for this project), kept as one more
     source; it cannot be re-read from anywhere, so its rows come from the current files."""
+    yield from _current(("geoarena-v1:",))["geoarena-v1"]
+
+
+def _current(prefixes: tuple[str, ...]) -> dict[str, list[LabelledPrompt]]:
+    """The rows of the current files whose source starts with one of `prefixes`, by family."""
+    found: dict[str, list[LabelledPrompt]] = {prefix.removesuffix(":"): [] for prefix in prefixes}
     for path in sorted((DATA_DIR / "prompts").glob("*.jsonl")):
         for line in path.read_text("utf-8").splitlines():
             row = json.loads(line)
-            if row["source"].startswith("geoarena-v1"):
-                yield LabelledPrompt(row["prompt"], row["geographic"], row["lang"], row["source"])
+            if row["source"].startswith(prefixes):
+                prompt = LabelledPrompt(
+                    row["prompt"], row["geographic"], row["lang"], row["source"], row.get("group", "")
+                )
+                found[prompt.family].append(prompt)
+    return found
 
 
 def _chatterbot(wheel: Path) -> Iterator[LabelledPrompt]:

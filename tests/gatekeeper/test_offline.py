@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import astuple
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +77,12 @@ class TestShippedData:
         keys = [_key(r.prompt) for r in load_dataset()]
         assert len(keys) == len(set(keys))
         assert sum(p.stat().st_size for p in folder.iterdir()) < 8_000_000  # plain text, diffable; not a data dump
+
+    def test_the_prompt_files_are_what_collect_makes_of_the_authored_files(self) -> None:
+        # An edit of data/authored/ without `build collect` (and `build fit`) fails here.
+        from arena.gatekeeper.build import collect_rows_again
+
+        assert sorted(map(astuple, collect_rows_again())) == sorted(map(astuple, load_dataset()))
 
     def test_the_probes_are_not_trained_on(self) -> None:
         trained = {_key(r.prompt) for r in load_dataset()}
