@@ -22,7 +22,7 @@ run with the shipped model's features plus a dense block, fitted together:
   any word gets one; the block is the prompt's features times the map, and
   would fold into the shipped weights (no cost at run time).
 
-Measured on 4 December 2026 (the shipped model: 0.8898): seen words 0.9179,
+Measured on 4 December 2026 on 33,672 prompts (the model then shipped: 0.8898): seen words 0.9179,
 honest words 0.8427 (Chinese, Japanese and Thai runs are "words" the tables
 do not have), n-gram map 0.8866. The gain of the first is the vocabulary
 taken from the test prompts; neither honest form beats the token model.

@@ -310,10 +310,10 @@ def _authored() -> Iterator[LabelledPrompt]:
 def _pairs(path: Path) -> Iterator[LabelledPrompt]:
     """Two questions of one section asked together, as people do ("Where is this? Is it cold
     there in winter?"); kept in their section's source, so a held-out section takes its pairs."""
-    rng = random.Random(f"{SEED}{path.stem}")
     for section, lines in sorted(_sections(path).items()):
         if section == "stuffing" or section.endswith("-templates") or len(lines) < 2:
             continue
+        rng = random.Random(f"{SEED}{path.stem}:{section}")  # a new section leaves the others' pairs as they are
         pairs = [(a, b) for a in lines for b in lines if a != b]
         for a, b in rng.sample(pairs, min(len(pairs), 3 * len(lines))):
             yield LabelledPrompt(f"{a} {b}", section.startswith("geo"), path.stem, f"geoarena-authored:{section}")
