@@ -148,14 +148,7 @@ def held_out(rows, name: str, dense_of) -> None:  # type: ignore[no-untyped-def]
         scores = fitted.predict_proba(both[np.flatnonzero(~train)])[:, 1]
         for row, score in zip([r for r, t in zip(rows, train, strict=True) if not t], scores, strict=True):
             report.add(row, float(score), 0.5)
-    languages = sorted(report.languages.items(), key=lambda item: item[1].accuracy)
-    print(
-        f"{name}: accuracy {report.overall.accuracy:.4f}, non-geographic accepted {report.not_geo_accepted:.3f}, "
-        f"geographic refused {1 - report.geo.accuracy:.3f}, "
-        f"languages at 0.95 or more {sum(t.accuracy >= 0.95 for _, t in languages)}/{len(languages)}; worst "
-        + ", ".join(f"{lang} {t.accuracy:.3f}" for lang, t in languages[:5]),
-        flush=True,
-    )
+    print(f"{name}: {report.headline()}", flush=True)
 
 
 if __name__ == "__main__":

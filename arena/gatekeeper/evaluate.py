@@ -58,6 +58,16 @@ class Report:
     def not_geo_accepted(self) -> float:
         return 1.0 - self.not_geo.accuracy if self.not_geo.n else 0.0
 
+    def headline(self) -> str:
+        """One line: accuracy, both error rates, and the languages against the 0.95 target."""
+        languages = sorted(self.languages.items(), key=lambda item: item[1].accuracy)
+        return (
+            f"accuracy {self.overall.accuracy:.4f}, non-geographic accepted {self.not_geo_accepted:.3f}, "
+            f"geographic refused {1 - self.geo.accuracy:.3f}, "
+            f"languages at 0.95 or more {sum(t.accuracy >= 0.95 for _, t in languages)}/{len(languages)}; worst "
+            + ", ".join(f"{lang} {t.accuracy:.3f}" for lang, t in languages[:5])
+        )
+
     def lines(self, *, max_errors: int = 200) -> list[str]:
         summary = (
             f"overall accuracy {self.overall.accuracy:.4f} ({self.overall.correct}/{self.overall.n}); "

@@ -414,6 +414,10 @@ class TestEvaluationSplit:
         assert report.sources["s1"].accuracy == 0.5 and report.languages["fr"].accuracy == 1.0
         text = "\n".join(report.lines())
         assert "'b'" in text and "errors (1)" in text
+        assert report.headline() == (
+            "accuracy 0.6667, non-geographic accepted 0.500, geographic refused 0.000, "
+            "languages at 0.95 or more 1/2; worst en 0.500, fr 1.000"
+        )
 
 
 def test_importing_the_gatekeeper_leaves_scikit_learn_out() -> None:
