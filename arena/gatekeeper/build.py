@@ -159,20 +159,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def collect_rows(chatterbot: Path, mhumaneval: Path, iglue: Path, xquad: Path) -> Iterator[LabelledPrompt]:
-    return _distinct(_chatterbot(chatterbot), _mhumaneval(mhumaneval), _xgqa(iglue), _xquad(xquad))
+    return _distinct(_v1(), _chatterbot(chatterbot), _mhumaneval(mhumaneval), _xgqa(iglue), _xquad(xquad))
 
 
 def collect_rows_again() -> Iterator[LabelledPrompt]:
     """`collect_rows` with each public source's rows as the current files hold them (a public
     prompt that an authored line shadowed is not among them, until a collect from the sources)."""
-    current = _current(("chatterbot-corpus:", "mhumaneval:", "xgqa:", "xquad:"))
-    return _distinct(*(current[family] for family in ("chatterbot-corpus", "mhumaneval", "xgqa", "xquad")))
+    families = ("chatterbot-corpus", "mhumaneval", "xgqa", "xquad")
+    current = _current(tuple(f"{family}:" for family in ("geoarena-v1", *families)))
+    return _distinct(current["geoarena-v1"], *(current[family] for family in families))
 
 
-def _distinct(*upstream: Iterable[LabelledPrompt]) -> Iterator[LabelledPrompt]:
+def _distinct(v1: Iterable[LabelledPrompt], *upstream: Iterable[LabelledPrompt]) -> Iterator[LabelledPrompt]:
     """Every source in turn, ours around the public ones; a prompt met twice is kept where first met."""
     seen: set[str] = set()
-    for source in (_v1(), _authored(), *upstream, _places(), _stuffing()):
+    for source in (v1, _authored(), *upstream, _places(), _stuffing()):
         for row in source:
             key = " ".join(row.prompt.lower().split())
             if key and key not in seen:
