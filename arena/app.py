@@ -297,7 +297,9 @@ def _background_ranker(settings: Settings, database: Database) -> BackgroundRank
     from arena.ratings.background import BackgroundRanker
     from arena.ratings.cli import options_from_config
 
-    ranker = BackgroundRanker(database.sessions, options_from_config(settings.pool.ratings.given()), interval)
+    ranker = BackgroundRanker(
+        database.sessions, options_from_config(settings.pool.ratings.given()), interval, settings.data_dir / "rank"
+    )
     ranker.start()
     log.info("background rating every %.0f s when votes arrived", interval)
     return ranker

@@ -54,6 +54,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import time
 from typing import Any
@@ -88,6 +89,12 @@ def main() -> None:
     parser.add_argument("--postgres", default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
     parser.add_argument(
         "--answer-chars", type=int, default=0, help="with --databases: characters of each stored answer's text"
+    )
+    parser.add_argument(
+        "--new-votes",
+        type=int,
+        default=1000,
+        help="with --databases: votes added between the first `arena rank` and the second (through the copy)",
     )
     parser.add_argument("--child-read-db", help=argparse.SUPPRESS)
     parser.add_argument("--child-read", help=argparse.SUPPRESS)
@@ -248,7 +255,7 @@ def _command_table(args: argparse.Namespace) -> None:
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(
         f"{'votes':>10} {'style':>5} {'format':>7} {'MB':>6} {'read s':>7} {'read cpu':>8} {'library s':>9} "
-        f"{'lib cpu':>8} {'command s':>9} {'cmd cpu':>8} {'cpu x read':>10} {'cmd peak MB':>11}"
+        f"{'lib cpu':>8} {'command s':>9} {'cmd cpu':>8} {'cpu x read':>10} {'cmd peak MB':>11} {'cpu x file':>9}"
     )
     jobs = [str(n) for n in args.sizes] + ([] if args.no_real else ["real"])
     arena = Path(sys.executable).with_name("arena")
@@ -256,12 +263,16 @@ def _command_table(args: argparse.Namespace) -> None:
         for job in jobs:
             log = _real_votes()[0] if job == "real" else _simulated_votes(int(job), args.contenders)[0]
             with_style = job != "real"
+            file_cpu = 0.0  # the first format's command, for the databases' `cpu x file`
             for fmt in args.formats:
                 path = Path(folder) / f"votes-{job}.{fmt}"
                 _write_export(log, path, with_style)
                 read = _child("--child-read", str(path))
                 library = _child("--child-library", str(path), "--rounds", str(args.rounds))
-                command_s, command_cpu, peak_mb = _run_command(arena, path, Path(folder) / "snapshot.json", args.rounds)
+                command_s, command_cpu, peak_mb = _run_command(
+                    arena, path, Path(folder) / "snapshot.json", args.rounds, data_dir=Path(folder) / "data"
+                )
+                file_cpu = file_cpu or command_cpu
                 print(
                     f"{log.size:>10,} {'yes' if with_style else 'no':>5} {fmt:>7} {path.stat().st_size / 1e6:>6.0f} "
                     f"{read['read_s']:>7.2f} {read['read_cpu']:>8.2f} {library['library_s']:>9.2f} "
@@ -271,20 +282,28 @@ def _command_table(args: argparse.Namespace) -> None:
                 path.unlink()
             for kind in args.databases:
                 url, drop = _fresh_database(kind, Path(folder), args.postgres)
+                data_dir = Path(folder) / f"data-{kind}"  # where the command keeps its copy of the votes
                 try:
                     load_s = _load_database(url, log, with_style, args.answer_chars)
                     read = _child("--child-read-db", url)
-                    command_s, command_cpu, peak_mb = _run_command(
-                        arena, None, Path(folder) / "snapshot.json", args.rounds, database=url
-                    )
-                    print(
-                        f"{log.size:>10,} {'yes' if with_style else 'no':>5} {kind:>7} {'':>6} "
-                        f"{read['read_s']:>7.2f} {read['read_cpu']:>8.2f} {library['library_s']:>9.2f} "
-                        f"{library['library_cpu']:>8.2f} {command_s:>9.2f} {command_cpu:>8.2f} "
-                        f"{command_cpu / read['read_cpu']:>10.1f} {peak_mb:>11.0f}  (loaded in {load_s:.0f} s)"
-                    )
+                    # first with no copy of the votes (every vote read), then through the copy it left,
+                    # after `--new-votes` more were cast
+                    for run in ("first", "copy"):
+                        if run == "copy":
+                            load_s = _load_database(url, log, with_style, args.answer_chars, more=args.new_votes)
+                        command_s, command_cpu, peak_mb = _run_command(
+                            arena, None, Path(folder) / "snapshot.json", args.rounds, database=url, data_dir=data_dir
+                        )
+                        print(
+                            f"{log.size:>10,} {'yes' if with_style else 'no':>5} {kind:>7} {run:>6} "
+                            f"{read['read_s']:>7.2f} {read['read_cpu']:>8.2f} {library['library_s']:>9.2f} "
+                            f"{library['library_cpu']:>8.2f} {command_s:>9.2f} {command_cpu:>8.2f} "
+                            f"{command_cpu / read['read_cpu']:>10.1f} {peak_mb:>11.0f} {command_cpu / file_cpu:>9.1f}"
+                            f"  (loaded in {load_s:.0f} s)"
+                        )
                 finally:
                     drop()
+                    shutil.rmtree(data_dir, ignore_errors=True)
             del log
 
 
@@ -294,7 +313,7 @@ def _child(*args: str) -> dict[str, Any]:
 
 
 def _run_command(
-    arena: Path, path: Path | None, output: Path, rounds: int, *, database: str | None = None
+    arena: Path, path: Path | None, output: Path, rounds: int, *, data_dir: Path, database: str | None = None
 ) -> tuple[float, float, float]:
     """Wall time, CPU time and peak RSS of `arena rank --input FILE` (or, with
     `database`, of `arena rank` reading that database), measured by a small wrapper process."""
@@ -305,7 +324,7 @@ def _run_command(
         "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
         "print(time.perf_counter() - t, u.ru_utime + u.ru_stime, u.ru_maxrss / 1024)\n"
     )
-    env = {**os.environ, "ARENA_CONFIG": "/nonexistent/arena.toml"}
+    env = {**os.environ, "ARENA_CONFIG": "/nonexistent/arena.toml", "ARENA_DATA_DIR": str(data_dir)}
     if database is not None:
         env["ARENA_DATABASE_URL"] = database
     source = ["--input", str(path)] if path is not None else []
@@ -394,14 +413,16 @@ def _fresh_database(kind: str, folder: Path, postgres: str):  # type: ignore[no-
     return url, drop
 
 
-def _load_database(url: str, log, with_style: bool, answer_chars: int = 0) -> float:  # type: ignore[no-untyped-def]
+def _load_database(url: str, log, with_style: bool, answer_chars: int = 0, more: int = 0) -> float:  # type: ignore[no-untyped-def]
     """Write the votes as voted battles with both answers (style counts as the
     runner stores them; none for plain votes, as `arena import` stores FastChat
     rows), in bulk: COPY into PostgreSQL, executemany into SQLite. With
-    `answer_chars`, each answer has that much text and a city-level commitment."""
+    `answer_chars`, each answer has that much text and a city-level commitment.
+    With `more`, add that many votes (the log's first ones again, as new battles)."""
     start = time.perf_counter()
     sha = "0" * 64
-    n = log.size
+    n = more or log.size
+    first = log.size if more else 0  # battle numbers are first + i
     names = np.asarray(log.contenders, dtype=object)
     # times as SQLAlchemy writes them into SQLite (UTC, no zone), and with the zone for PostgreSQL
     when = np.char.replace(np.datetime_as_string((log.tstamp * 1e6).astype("datetime64[us]"), unit="us"), "T", " ")
@@ -409,8 +430,8 @@ def _load_database(url: str, log, with_style: bool, answer_chars: int = 0) -> fl
         when = np.char.add(when, "+00")
     choice = np.array(["b", "tie", "a"])[np.rint(log.outcome * 2).astype(int)]
     gate = np.array([log.gate.get(c, False) for c in log.contenders])
-    voters = np.asarray(log.voters, dtype=object)[log.voter] if log.voters else np.full(n, "", dtype=object)
-    language = np.full(n, "", dtype=object)
+    voters = np.asarray(log.voters, dtype=object)[log.voter] if log.voters else np.full(log.size, "", dtype=object)
+    language = np.full(log.size, "", dtype=object)
     for key, rows in log.categories.items():
         if key.startswith("language:"):
             language[rows] = key.removeprefix("language:")
@@ -424,7 +445,7 @@ def _load_database(url: str, log, with_style: bool, answer_chars: int = 0) -> fl
 
     def battles(lo: int, hi: int):  # type: ignore[no-untyped-def]
         for i in range(lo, hi):
-            bid = f"{i:032x}"
+            bid = f"{first + i:032x}"
             t = when[i]
             yield (bid, t, t, "", sha, names[log.a[i]], names[log.b[i]], "voted", language[i] or None, "[]", "[]", "")
 
@@ -440,7 +461,7 @@ def _load_database(url: str, log, with_style: bool, answer_chars: int = 0) -> fl
 
     def responses(lo: int, hi: int):  # type: ignore[no-untyped-def]
         for i in range(lo, hi):
-            bid, t = f"{i:032x}", when[i]
+            bid, t = f"{first + i:032x}", when[i]
             for side, c, f in (("a", log.a[i], log.features_a), ("b", log.b[i], log.features_b)):
                 stored = (style(f[i]), *(int(v) for v in f[i])) if with_style else (None,) * 7
                 text = answer(2 * i + (side == "b"))
@@ -448,7 +469,7 @@ def _load_database(url: str, log, with_style: bool, answer_chars: int = 0) -> fl
 
     def votes(lo: int, hi: int):  # type: ignore[no-untyped-def]
         for i in range(lo, hi):
-            yield (f"{i:032x}", choice[i], voters[i], when[i])
+            yield (f"{first + i:032x}", choice[i], voters[i], when[i])
 
     tables = {
         "battles": "id, created_at, updated_at, prompt, image_sha256, model_a, model_b, status, language, "
@@ -465,7 +486,8 @@ def _load_database(url: str, log, with_style: bool, answer_chars: int = 0) -> fl
         conn = sqlite3.connect(url.removeprefix("sqlite:///"))
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(
-            "INSERT INTO images (sha256, width, height, size_bytes, created_at) VALUES (?, 0, 0, 0, ?)", (sha, when[0])
+            "INSERT OR IGNORE INTO images (sha256, width, height, size_bytes, created_at) VALUES (?, 0, 0, 0, ?)",
+            (sha, when[0]),
         )
         for table, columns in tables.items():
             marks = ", ".join("?" * len(columns.split(",")))
@@ -482,7 +504,8 @@ def _load_database(url: str, log, with_style: bool, answer_chars: int = 0) -> fl
         dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
         with psycopg.connect(dsn) as conn:
             conn.execute(
-                "INSERT INTO images (sha256, width, height, size_bytes, created_at) VALUES (%s, 0, 0, 0, %s)",
+                "INSERT INTO images (sha256, width, height, size_bytes, created_at) VALUES (%s, 0, 0, 0, %s) "
+                "ON CONFLICT DO NOTHING",
                 (sha, when[0]),
             )
             for table, columns in tables.items():

@@ -89,12 +89,17 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         shutil.copy(request.getfixturevalue("sqlite_template"), path)
         return f"sqlite:///{path}"
     url: str = request.getfixturevalue("postgres_url")
+    truncate_all(url)
+    return url
+
+
+def truncate_all(url: str) -> None:
+    """Empty every table of the PostgreSQL database at `url`."""
     engine = make_engine(url)
     with engine.begin() as conn:
         tables = ", ".join(t.name for t in Base.metadata.sorted_tables)
         conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
     engine.dispose()
-    return url
 
 
 @pytest.fixture(autouse=True)

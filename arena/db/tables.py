@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     CheckConstraint,
     Date,
@@ -207,6 +208,30 @@ class BattleLabel(Base):
     country: Mapped[str] = mapped_column(String(2), default="")  # ISO alpha-2 of the point
     continent: Mapped[str] = mapped_column(String(2), default="")  # GeoNames continent code
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class VoteChange(Base):
+    """A battle whose vote, battle row, answers or label changed: written by
+    the database's own triggers (migration 0011), read by ranking's copy of
+    the votes (`export.vote_copy`) to bring it up to date, trimmed after a week."""
+
+    __tablename__ = "vote_changes"
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    battle_id: Mapped[str] = mapped_column(String(32))
+    at: Mapped[float] = mapped_column(Float, index=True)  # epoch seconds, the database's clock
+    txid: Mapped[int | None] = mapped_column(BigInteger, index=True)  # PostgreSQL's writing transaction
+
+
+class DatabaseIdentity(Base):
+    """One row: a token naming this database, so a copy of its votes kept on
+    disk is never applied to another database at the same address."""
+
+    __tablename__ = "database_identity"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token: Mapped[str] = mapped_column(String(32))
 
 
 class LeaderboardSnapshot(Base):

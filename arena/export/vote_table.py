@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from sqlalchemy import select, text
+from sqlalchemy import bindparam, select, text
 from sqlalchemy.orm import Session
 
 from arena.answers.style import style_features
@@ -49,6 +49,8 @@ BLOCK = 65_536
 COUNTS = ("style_tokens", "style_list_items", "style_headers", "style_emphasis")
 # result columns, with their Arrow types
 COLUMN_TYPES: dict[str, pa.DataType] = {
+    "vote_id": pa.int64(),
+    "battle_id": pa.string(),
     "choice": pa.string(),
     "judge": pa.string(),
     "created_at": pa.string(),
@@ -82,16 +84,25 @@ STORED, FROM_TEXT, BLANK, JSON_ONLY = 0, 1, 2, 3
 @dataclass(frozen=True)
 class DatabaseVotes:
     """`table`: RANK_SCHEMA columns with conv_metadata left null; `counts`:
-    per side the COUNTS columns of every vote (a missing answer's are 0)."""
+    per side the COUNTS columns of every vote (a missing answer's are 0);
+    `vote_id` and `battle_id`: whose vote each row is."""
 
     table: pa.Table
     counts: dict[str, list[np.ndarray]]
+    vote_id: pa.Array
+    battle_id: pa.Array
 
 
-def read_vote_table(session: Session, cache: FeatureCounts | None = None) -> DatabaseVotes:
-    """Every vote as RANK_SCHEMA columns and style counts, oldest vote id first."""
+def read_vote_table(
+    session: Session, cache: FeatureCounts | None = None, *, battles: list[str] | None = None
+) -> DatabaseVotes:
+    """Every vote as RANK_SCHEMA columns and style counts, oldest vote id first;
+    with `battles`, only the votes of those battles (a few, read row by row)."""
     postgresql = session.get_bind().dialect.name == "postgresql"
-    raw = _copy(session) if postgresql else _fetch(session)
+    if battles is not None:
+        raw = _rows(session, battles)
+    else:
+        raw = _copy(session) if postgresql else _fetch(session)
     col = {name: raw.column(name).combine_chunks() for name in raw.column_names}
     if postgresql:  # epoch seconds, as COPY writes numbers
         col["created_at"] = pc.cast(col["created_at"], pa.float64())
@@ -102,7 +113,7 @@ def read_vote_table(session: Session, cache: FeatureCounts | None = None) -> Dat
         side: [pc.fill_null(col[f"{name}_{side}"], 0).to_numpy(zero_copy_only=False) for name in COUNTS]
         for side in "ab"
     }
-    return DatabaseVotes(_rank_table(session, col), counts)
+    return DatabaseVotes(_rank_table(session, col), counts, col["vote_id"], col["battle_id"])
 
 
 FROM = (
@@ -123,6 +134,8 @@ def _select(dialect: str) -> dict[str, str]:
         return f"json_extract({alias}.{column}, '$.{key}')"
 
     columns = {
+        "vote_id": "v.id",
+        "battle_id": "b.id",
         "choice": "v.choice",
         "judge": "v.voter_hash",
         "created_at": "extract(epoch from v.created_at)" if dialect == "postgresql" else "v.created_at",
@@ -130,8 +143,9 @@ def _select(dialect: str) -> dict[str, str]:
         "model_b": "b.model_b",
         "battle_status": "b.status",
         "language_code": "b.language",
-        "categories": "b.categories",
-        "flags": "b.flags",
+        # as text, as COPY writes JSON (a driver would parse it for a row-by-row read)
+        "categories": "CAST(b.categories AS TEXT)" if dialect == "postgresql" else "b.categories",
+        "flags": "CAST(b.flags AS TEXT)" if dialect == "postgresql" else "b.flags",
         "propensity": "b.propensity",
         "labelled": "CASE WHEN l.battle_id IS NULL THEN 0 ELSE 1 END",
         "sides_done": "CASE WHEN ra.status = 'done' AND rb.status = 'done' THEN 1 ELSE 0 END",
@@ -180,6 +194,24 @@ def _copy(session: Session) -> pa.Table:
             ),
         )
         return reader.read_all()
+
+
+def _rows(session: Session, battles: list[str]) -> pa.Table:
+    """The votes of `battles`, by ordinary statements (bounded IN lists), oldest vote id first."""
+    dialect = session.get_bind().dialect.name
+    columns = _select(dialect)
+    query = text(f"SELECT {', '.join(columns.values())} {FROM} WHERE b.id IN :battles").bindparams(
+        bindparam("battles", expanding=True)
+    )
+    found: list[Any] = []
+    for start in range(0, len(battles), 500):
+        found += session.execute(query, {"battles": battles[start : start + 500]}).all()
+    found.sort(key=lambda row: row[0])  # the vote id
+    values: dict[str, tuple[Any, ...]] = dict(zip(columns, zip(*found, strict=True), strict=True)) if found else {}
+    values = {name: values.get(name, ()) for name in columns}
+    if dialect == "postgresql":  # epoch seconds as COPY writes them, for the same cast
+        values["created_at"] = tuple(str(v) for v in values["created_at"])
+    return pa.table({name: pa.array(values[name], kind) for name, kind in COLUMN_TYPES.items()})
 
 
 def _empty() -> pa.Table:
@@ -247,7 +279,7 @@ def _fetch(session: Session) -> pa.Table:
     from pyarrow import csv as pa_csv
 
     columns = _select("sqlite")
-    columns |= {"vote_id": "v.id", "packed": _packed(columns)}
+    columns["packed"] = _packed(columns)
     # %Q quotes text as SQL does ('it''s', NULL bare), %s leaves a NULL number empty
     line = ", ".join(columns[name] for name in LINE_TYPES)
     marks = ",".join("%Q" if pa.types.is_string(kind) else "%s" for kind in LINE_TYPES.values())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -27,12 +28,15 @@ class _Stopped(Exception):
 
 
 class BackgroundRanker:
-    def __init__(self, sessions: sessionmaker[Session], options: RankOptions, interval: float) -> None:
+    def __init__(
+        self, sessions: sessionmaker[Session], options: RankOptions, interval: float, copies: Path | None = None
+    ) -> None:
         if interval <= 0:
             raise ValueError("the background rating interval must be positive")
         self.sessions = sessions
         self.options = options
         self.interval = interval
+        self.copies = copies  # the folder of ranking's copy of the votes (`export.vote_copy`)
         self.runs = 0  # snapshots stored by this ranker
         self._stop = threading.Event()
         self._last_seen: tuple[int, int] | None = None
@@ -59,7 +63,7 @@ class BackgroundRanker:
         if marker == self._last_seen or marker[0] == 0:
             self._last_seen = marker
             return False
-        rank_database(self.sessions, self.options, progress=self._check_stop, cache=self._cache)
+        rank_database(self.sessions, self.options, progress=self._check_stop, cache=self._cache, copies=self.copies)
         # the marker read before ranking: a vote that came in during the run triggers the next one
         self._last_seen = marker
         self.runs += 1

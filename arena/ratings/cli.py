@@ -137,12 +137,13 @@ def run(args: argparse.Namespace) -> int:
             return 0
         last_seen: tuple[int, int] | None = None
         cache: dict[int, dict[str, Any]] = {}  # style counts of answers already counted
+        copies = settings.data_dir / "rank"  # ranking's copy of the votes (`export.vote_copy`)
         while True:
             if args.every is None:
-                _rank_if_new(sessions, options, args.output, last_seen, cache)
+                _rank_if_new(sessions, options, args.output, last_seen, cache, copies)
                 return 0
             try:
-                last_seen = _rank_if_new(sessions, options, args.output, last_seen, cache)
+                last_seen = _rank_if_new(sessions, options, args.output, last_seen, cache, copies)
             except sqlalchemy.exc.OperationalError as exc:
                 # The database went away (restart, fail-over): say so, try again next round.
                 print(f"arena rank: database unavailable, retrying in {args.every:.0f} s: {exc.orig}", file=sys.stderr)
@@ -157,6 +158,7 @@ def _rank_if_new(
     output: Path | None,
     last_seen: tuple[int, int] | None,
     cache: dict[int, dict[str, Any]] | None = None,
+    copies: Path | None = None,
 ) -> tuple[int, int]:
     """Rank unless the votes are exactly those of the last run; returns the
     marker (count, highest id) of the votes seen."""
@@ -169,7 +171,7 @@ def _rank_if_new(
     if marker == last_seen:
         return marker
     with sessions() as session:
-        log, excluded = log_from_database(session, cache)
+        log, excluded = log_from_database(session, cache, copies)
         screening = screen_and_flag(session, log, options)  # writes `outlier_voter` flags
     with _progress(options) as progress:
         snapshot = build_snapshot(log, options, excluded=excluded, progress=progress, screening=screening)

@@ -11,6 +11,7 @@ files with a row to refuse.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Text, cast, select, update
@@ -44,10 +45,12 @@ def rank_database(
     *,
     progress: Progress | None = None,
     cache: FeatureCounts | None = None,
+    copies: Path | None = None,
 ) -> dict[str, Any]:
-    """Compute a snapshot from every vote and store it; returns the snapshot."""
+    """Compute a snapshot from every vote and store it; returns the snapshot
+    (`copies`: the folder of ranking's copy of the votes, see `log_from_database`)."""
     with sessions() as session:
-        log, excluded = log_from_database(session, cache)
+        log, excluded = log_from_database(session, cache, copies)
         screening = screen_and_flag(session, log, options)
     snapshot = build_snapshot(log, options, excluded=excluded, progress=progress, screening=screening)
     attach_anonymity(sessions, snapshot)
@@ -115,7 +118,9 @@ def flagged_voters(session: Session) -> set[str]:
     return {h for h in session.scalars(query) if h}
 
 
-def log_from_database(session: Session, cache: FeatureCounts | None = None) -> tuple[VoteLog, dict[str, int]]:
+def log_from_database(
+    session: Session, cache: FeatureCounts | None = None, copies: Path | None = None
+) -> tuple[VoteLog, dict[str, int]]:
     """The votes that count, with style features of the final answers: read
     as columns in bulk (`export.vote_table`) and turned into a log exactly as
     an export file's columns are.
@@ -123,12 +128,19 @@ def log_from_database(session: Session, cache: FeatureCounts | None = None) -> t
     Answers carry their stored style counts; older or imported ones without
     them are counted from the text, the slow part of reading (a few hundred
     microseconds each). `cache` (response id -> counts), kept by
-    `arena rank --every`, means that happens once per answer per process."""
+    `arena rank --every`, means that happens once per answer per process.
+    With `copies` (a folder), the votes come through ranking's copy of them
+    kept there (`export.vote_copy`): only the battles changed since are read."""
     from arena.export.vote_table import read_vote_table
     from arena.ratings.columnar import log_from_trusted_table, release_arrow_memory
     from arena.ratings.metadata import MetadataCounts
 
-    votes = read_vote_table(session, cache)
+    if copies is not None:
+        from arena.export.vote_copy import read_votes
+
+        votes, _ = read_votes(session.get_bind(), copies, cache)  # type: ignore[arg-type]
+    else:
+        votes = read_vote_table(session, cache)
     found = log_from_trusted_table(votes.table, MetadataCounts.of_sums(votes.counts["a"], votes.counts["b"]))
     release_arrow_memory()
     return found
