@@ -19,12 +19,17 @@ resident memory. Simulated files carry style metadata (conv_metadata); the
 real Chatbot Arena file is plain (no conv_metadata).
 
 `--databases sqlite postgres` also loads the same votes into a fresh
-database of each kind (voted battles with both answers; style counts stored
-as the battle runner stores them, none for plain votes, as `arena import`
-stores FastChat rows) and times `arena rank --output OUT` reading it:
-`read s` is then `export.vote_table.read_vote_table` (the database's
-floor), `command s` the whole command, which also runs the voter screening
-write-back and the anonymity audit the database path does. The answers are
+database of each kind (voted battles with both answers, style counts stored
+as the battle runner stores them) and times `arena rank --output OUT`
+reading it twice: `first` with no copy of the votes (every vote read),
+`copy` through ranking's copy of the votes the first run left
+(`export.vote_copy`), after `--new-votes` more were cast. `read s` is then
+`export.vote_table.read_vote_table` (the database's full read), `command s`
+the whole command, which also runs the voter screening write-back and the
+anonymity audit the database path does, and `cpu x file` compares it with
+the same votes' Parquet file with style: a database's answers always carry
+style counts, so for the real votes a file with their simulated style is
+ranked too. The answers are
 stored empty unless `--answer-chars N` gives each one N characters of
 markdown and a commitment (a served answer is 1-3 thousand characters):
 ranking reads neither, but the rows it reads are then as wide as real ones.
@@ -263,18 +268,23 @@ def _command_table(args: argparse.Namespace) -> None:
         for job in jobs:
             log = _real_votes()[0] if job == "real" else _simulated_votes(int(job), args.contenders)[0]
             with_style = job != "real"
-            file_cpu = 0.0  # the first format's command, for the databases' `cpu x file`
-            for fmt in args.formats:
+            formats = [(fmt, with_style) for fmt in args.formats]
+            if args.databases and not with_style:
+                # a database's answers always carry style counts (zeros for empty ones), so its
+                # command fits the style model too: compare it with the same votes' file with style
+                formats.append(("parquet", True))
+            file_cpu, library = 0.0, {}  # a file with style's command, for the databases' `cpu x file`
+            for fmt, style in formats:
                 path = Path(folder) / f"votes-{job}.{fmt}"
-                _write_export(log, path, with_style)
+                _write_export(log, path, style)
                 read = _child("--child-read", str(path))
                 library = _child("--child-library", str(path), "--rounds", str(args.rounds))
                 command_s, command_cpu, peak_mb = _run_command(
                     arena, path, Path(folder) / "snapshot.json", args.rounds, data_dir=Path(folder) / "data"
                 )
-                file_cpu = file_cpu or command_cpu
+                file_cpu = file_cpu or (command_cpu if style else 0.0)
                 print(
-                    f"{log.size:>10,} {'yes' if with_style else 'no':>5} {fmt:>7} {path.stat().st_size / 1e6:>6.0f} "
+                    f"{log.size:>10,} {'yes' if style else 'no':>5} {fmt:>7} {path.stat().st_size / 1e6:>6.0f} "
                     f"{read['read_s']:>7.2f} {read['read_cpu']:>8.2f} {library['library_s']:>9.2f} "
                     f"{library['library_cpu']:>8.2f} {command_s:>9.2f} {command_cpu:>8.2f} "
                     f"{command_cpu / read['read_cpu']:>10.1f} {peak_mb:>11.0f}"
@@ -284,18 +294,18 @@ def _command_table(args: argparse.Namespace) -> None:
                 url, drop = _fresh_database(kind, Path(folder), args.postgres)
                 data_dir = Path(folder) / f"data-{kind}"  # where the command keeps its copy of the votes
                 try:
-                    load_s = _load_database(url, log, with_style, args.answer_chars)
+                    load_s = _load_database(url, log, True, args.answer_chars)
                     read = _child("--child-read-db", url)
                     # first with no copy of the votes (every vote read), then through the copy it left,
                     # after `--new-votes` more were cast
                     for run in ("first", "copy"):
                         if run == "copy":
-                            load_s = _load_database(url, log, with_style, args.answer_chars, more=args.new_votes)
+                            load_s = _load_database(url, log, True, args.answer_chars, more=args.new_votes)
                         command_s, command_cpu, peak_mb = _run_command(
                             arena, None, Path(folder) / "snapshot.json", args.rounds, database=url, data_dir=data_dir
                         )
                         print(
-                            f"{log.size:>10,} {'yes' if with_style else 'no':>5} {kind:>7} {run:>6} "
+                            f"{log.size:>10,} {'yes':>5} {kind:>7} {run:>6} "
                             f"{read['read_s']:>7.2f} {read['read_cpu']:>8.2f} {library['library_s']:>9.2f} "
                             f"{library['library_cpu']:>8.2f} {command_s:>9.2f} {command_cpu:>8.2f} "
                             f"{command_cpu / read['read_cpu']:>10.1f} {peak_mb:>11.0f} {command_cpu / file_cpu:>9.1f}"

@@ -179,6 +179,12 @@ class TestDataPaths:
         assert ranked.returncode == 0, ranked.stderr
         assert "12 votes used, 3 excluded" in ranked.stdout  # as the seed has it
         assert files_under(home / "elsewhere") == []
+        # ranking's copy of the votes is kept in the data directory, and the next rank reads through it
+        (copy,) = (home / "arena-data" / "rank").glob("votes-*.arrow")
+        again = run_in(home / "elsewhere", "rank", "--ci", "sandwich", env=env)
+        assert again.returncode == 0, again.stderr
+        assert again.stdout.split(":", 1)[1] == ranked.stdout.split(":", 1)[1]  # all but the snapshot's number
+        assert list((home / "arena-data" / "rank").iterdir()) == [copy]
 
     def test_a_relative_data_dir_is_taken_from_the_starting_folder(self, tmp_path):
         assert run_in(tmp_path, "db", "upgrade", env={"ARENA_DATA_DIR": "rel"}).returncode == 0

@@ -94,7 +94,7 @@ def read_vote_table(path: Path, *, for_ranking: bool = False) -> pa.Table | None
             return None
     except (pa.ArrowException, OSError, ValueError, KeyError, TypeError):
         return None  # the row path says what is wrong, row by row
-    return _complete(table)
+    return complete_rank_table(table)
 
 
 def metadata_row_groups(path: Path) -> Iterator[pa.Array] | None:
@@ -225,7 +225,7 @@ def _project_struct(array: pa.Array, want: pa.DataType) -> pa.Array:
     return pc.cast(array, want)
 
 
-def _complete(table: pa.Table) -> pa.Table:
+def complete_rank_table(table: pa.Table) -> pa.Table:
     """Every RANK_SCHEMA column, absent ones as nulls, in schema order."""
     rows = table.num_rows
     # pa.nulls fills a buffer per column (0.8 GB for a plain file's absent ones at

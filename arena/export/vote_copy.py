@@ -43,7 +43,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from arena.db.tables import DatabaseIdentity, VoteChange
-from arena.export.columnar import RANK_SCHEMA
+from arena.export.columnar import RANK_SCHEMA, complete_rank_table
 from arena.export.vote_table import COUNTS, DatabaseVotes, FeatureCounts, read_vote_table
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,12 @@ log = logging.getLogger(__name__)
 VERSION = "1"
 KEPT = 7 * 86400.0  # seconds the change log keeps a change
 USABLE = 6 * 86400.0  # a copy older than this is read again whole (a day's margin on the log)
+# past FEW + MANY x the copy's votes changed battles (a bulk import, say), one full read is
+# quicker than reading them row by row (tens of microseconds a battle against a few a vote)
+FEW, MANY = 1000, 0.1
+# the copy is written again once this many battles changed since it was (or after a full read):
+# reading them row by row costs ~0.2 s, and rewriting a copy of 1.67M votes means ~470 MB on disk
+REWRITE_AT = 5000
 
 
 @dataclass(frozen=True)
@@ -69,24 +75,31 @@ def read_votes(engine: Engine, folder: Path, cache: FeatureCounts | None = None)
     with Session(engine) as session:
         _begin_snapshot(session)
         position, now = _position(session)
-        copy = _load(path, token, now)
-        refresh = Refresh(full=True, battles=0)
-        if copy is not None:
-            since, votes = copy
-            changed = _changed_since(session, since)
-            fresh = read_vote_table(session, cache, battles=changed) if changed else None
-            votes = _merged(votes, changed, fresh)
-            refresh = Refresh(full=False, battles=len(changed))
-            if not _agrees(session, votes.vote_id):
-                log.warning("the copy of the votes in %s disagrees with the database: reading every vote", folder)
-                copy, refresh = None, Refresh(full=True, battles=0)
-        if copy is None:
-            votes = read_vote_table(session, cache)
+        found = _brought_up_to_date(session, _load(path, token, now), cache)
+        votes, refresh = found or (read_vote_table(session, cache), Refresh(full=True, battles=0))
         session.rollback()  # the snapshot ends; nothing was written
-    if refresh.full or refresh.battles:
+    if refresh.full or refresh.battles >= REWRITE_AT:
         _store(path, token, votes, position, now)
     _trim(engine, now)
     return votes, refresh
+
+
+def _brought_up_to_date(
+    session: Session, copy: tuple[int, DatabaseVotes] | None, cache: FeatureCounts | None
+) -> tuple[DatabaseVotes, Refresh] | None:
+    """The copy with the battles changed since read again, or None when every vote must be read."""
+    if copy is None:
+        return None
+    since, votes = copy
+    changed = _changed_since(session, since)
+    if len(changed) > FEW + MANY * len(votes.vote_id):
+        return None
+    if changed:
+        votes = _merged(votes, changed, read_vote_table(session, cache, battles=changed))
+    if not _agrees(session, votes.vote_id):
+        log.warning("ranking's copy of the votes disagrees with the database: reading every vote")
+        return None
+    return votes, Refresh(full=False, battles=len(changed))
 
 
 def _identity(engine: Engine) -> str:
@@ -145,9 +158,11 @@ def _agrees(session: Session, vote_id: pa.Array) -> bool:
 
 # -- the file ------------------------------------------------------------------
 
+# RANK_SCHEMA but conv_metadata, always null from a database (26 integer columns: 350 MB at 1.67M votes)
+KEPT_COLUMNS = [f for f in RANK_SCHEMA if f.name != "conv_metadata"]
 COPY_SCHEMA = pa.schema(
     [
-        *RANK_SCHEMA,
+        *KEPT_COLUMNS,
         pa.field("vote_id", pa.int64()),
         pa.field("battle_id", pa.string()),
         *(pa.field(f"{name}_{side}", pa.int64()) for side in "ab" for name in COUNTS),
@@ -157,7 +172,7 @@ COPY_SCHEMA = pa.schema(
 
 def _store(path: Path, token: str, votes: DatabaseVotes, position: int, now: float) -> None:
     """Write the copy beside its old self and swap it in, so a reader never sees half of one."""
-    columns = [*votes.table.columns, votes.vote_id, votes.battle_id]
+    columns = [*(votes.table.column(f.name) for f in KEPT_COLUMNS), votes.vote_id, votes.battle_id]
     columns += [pa.array(values) for side in "ab" for values in votes.counts[side]]
     meta = {"version": VERSION, "token": token, "position": str(position), "refreshed_at": repr(now)}
     table = pa.Table.from_arrays(columns, schema=COPY_SCHEMA.with_metadata(meta))
@@ -186,18 +201,18 @@ def _load(path: Path, token: str, now: float) -> tuple[int, DatabaseVotes] | Non
     ):
         return None
     counts = {side: [table.column(f"{name}_{side}").to_numpy() for name in COUNTS] for side in "ab"}
-    rank = pa.Table.from_arrays([table.column(f.name) for f in RANK_SCHEMA], schema=RANK_SCHEMA)
+    rank = complete_rank_table(table.select([f.name for f in KEPT_COLUMNS]))
     ids = (table.column(name).combine_chunks() for name in ("vote_id", "battle_id"))
     votes = DatabaseVotes(rank, counts, *ids)
     return int(meta["position"]), votes
 
 
-def _merged(copy: DatabaseVotes, changed: list[str], fresh: DatabaseVotes | None) -> DatabaseVotes:
+def _merged(copy: DatabaseVotes, changed: list[str], fresh: DatabaseVotes) -> DatabaseVotes:
     """The copy's votes of battles not in `changed`, and `fresh` (those battles' votes now), by vote id."""
-    if fresh is None:
-        return copy
     keep = pc.invert(pc.is_in(copy.battle_id, value_set=pa.array(changed, pa.string())))
-    table = pa.concat_tables([copy.table.filter(keep), fresh.table])
+    # without conv_metadata (all null) until the end: a take would write out its 26 columns
+    kept = [f.name for f in KEPT_COLUMNS]
+    table = pa.concat_tables([copy.table.select(kept).filter(keep), fresh.table.select(kept)])
     vote_id = pa.concat_arrays([copy.vote_id.filter(keep), fresh.vote_id])
     battle_id = pa.concat_arrays([copy.battle_id.filter(keep), fresh.battle_id])
     mask = keep.to_numpy(zero_copy_only=False)
@@ -210,7 +225,7 @@ def _merged(copy: DatabaseVotes, changed: list[str], fresh: DatabaseVotes | None
         order = np.argsort(ids, kind="stable")
         table, vote_id, battle_id = table.take(order), vote_id.take(order), battle_id.take(order)
         counts = {side: [values[order] for values in counts[side]] for side in "ab"}
-    return DatabaseVotes(table.combine_chunks(), counts, vote_id, battle_id)
+    return DatabaseVotes(complete_rank_table(table), counts, vote_id, battle_id)
 
 
 def _trim(engine: Engine, now: float) -> None:

@@ -18,6 +18,10 @@ style counts (older or imported ones) are counted from their text, once per
 process with `cache`, answers whose counts are in the JSON only (written by
 code older than the columns) are read from it, and labelled battles get their
 distances from `db.battle_truth`, which rounds them to the label's precision.
+
+With `battles`, only those battles' votes are read, by ordinary statements:
+ranking's copy of the votes (`vote_copy`) reads so the battles changed since
+it was written, and each row says whose vote it is (`vote_id`, `battle_id`).
 """
 
 from __future__ import annotations

@@ -115,6 +115,33 @@ class TestVoteCopy:
         assert read_both(sessions, tmp_path).full
         assert len(list(tmp_path.glob("votes-*.arrow"))) == 2
 
+    def test_the_copy_is_written_again_once_enough_battles_changed(self, sessions, tmp_path: Path, monkeypatch):
+        monkeypatch.setattr(vote_copy, "REWRITE_AT", 2)
+        with sessions() as session:
+            seed_varied(session)
+        read_both(sessions, tmp_path)
+        (path,) = tmp_path.glob("votes-*.arrow")
+        for minute, battles, rewritten in ((200, 1, False), (201, 2, True), (202, 1, False)):
+            written = path.stat().st_ino
+            with sessions() as session:
+                add_voted_battle(session, "geo-large", "geo-small", "b", minute=minute)
+                session.commit()
+            # the changes since the copy was written are read each time, until it is written again
+            assert read_both(sessions, tmp_path) == vote_copy.Refresh(full=False, battles=battles)
+            assert (path.stat().st_ino != written) is rewritten
+
+    def test_many_changed_battles_are_read_with_every_vote(self, sessions, tmp_path: Path, monkeypatch):
+        with sessions() as session:
+            seed_varied(session)
+        read_both(sessions, tmp_path)
+        with sessions() as session:
+            add_voted_battle(session, "geo-large", "geo-small", "b", minute=200)
+            add_voted_battle(session, "geo-small", "geo-large", "a", minute=201)
+            session.commit()
+        monkeypatch.setattr(vote_copy, "FEW", 1)
+        monkeypatch.setattr(vote_copy, "MANY", 0.0)
+        assert read_both(sessions, tmp_path).full
+
     def test_an_unreadable_copy_is_replaced(self, sessions, tmp_path: Path):
         with sessions() as session:
             seed_varied(session)

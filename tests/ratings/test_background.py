@@ -100,6 +100,7 @@ async def test_arena_serve_ranks_on_its_own(tmp_path, openai_server):
             board = await board_with(client, 2, server.url)
         assert {row["contender"] for row in board["leaderboard"]} == {"model-one", "model-two"}
         assert "Traceback" not in server.log.read_text()
+        assert len(list((server.data_dir / "rank").glob("votes-*.arrow"))) == 1  # ranking's copy of the votes
 
 
 class TestSettings:
