@@ -21,6 +21,11 @@ A refresh reads in one snapshot of the database:
    ids): a difference means a change the log never saw (a restored backup, a
    TRUNCATE), and every vote is read again.
 
+The copy is written again (beside the old one, then swapped in) after a full
+read or once `REWRITE_AT` battles changed since it was written; until then
+each rank reads those battles again, which costs less than rewriting
+hundreds of megabytes every half minute.
+
 A copy is used only for the database whose token it names, only when it was
 brought up to date within `USABLE` (the log keeps `KEPT`), and only when its
 columns are the ones this code writes (`VERSION`). Anything else about it
