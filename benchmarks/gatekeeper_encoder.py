@@ -53,8 +53,8 @@ def main() -> None:
 def held_out(rows, embeddings: np.ndarray) -> None:  # type: ignore[no-untyped-def]
     from sklearn.linear_model import LogisticRegression
 
-    from arena.gatekeeper.build import DEFAULT_C, fit_weights
     from arena.gatekeeper.evaluate import FOLDS, Report, fold_of
+    from arena.gatekeeper.fitting import DEFAULT_C, fit_weights
     from arena.gatekeeper.keywords import Keywords
     from arena.gatekeeper.model import OfflineModel
 

@@ -135,9 +135,9 @@ def held_out(rows, blocks) -> None:  # type: ignore[no-untyped-def]
     from sklearn.linear_model import LogisticRegression
 
     from arena.gatekeeper.alignment import induce
-    from arena.gatekeeper.build import DEFAULT_C, _balanced_weights
     from arena.gatekeeper.evaluate import FOLDS, Report, fold_of
     from arena.gatekeeper.features import DIMENSIONS, feature_rows
+    from arena.gatekeeper.fitting import DEFAULT_C, balanced_weights
     from arena.gatekeeper.keywords import Keywords
 
     keywords, reports = Keywords.read_tsv(), {name: Report() for name in blocks}
@@ -152,7 +152,7 @@ def held_out(rows, blocks) -> None:  # type: ignore[no-untyped-def]
         for name, dense_of in blocks.items():
             both = sp.hstack([x, sp.csr_matrix(dense_of(train, x) * ALPHA)]).tocsr()
             fitted = LogisticRegression(C=DEFAULT_C, solver="liblinear", max_iter=3000)
-            fitted.fit(both[np.flatnonzero(train)], labels[train], sample_weight=_balanced_weights(kept))
+            fitted.fit(both[np.flatnonzero(train)], labels[train], sample_weight=balanced_weights(kept))
             for row, score in zip(held, fitted.predict_proba(both[np.flatnonzero(~train)])[:, 1], strict=True):
                 reports[name].add(row, float(score), 0.5)
     for name, report in reports.items():

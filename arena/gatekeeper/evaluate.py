@@ -104,7 +104,7 @@ def evaluate_offline(
     progress: Callable[[str], None] | None = None,
 ) -> Report:
     """Leave-sources-out cross-validation of the offline model (fits FOLDS models: needs scikit-learn)."""
-    from arena.gatekeeper.build import DEFAULT_C, fit_weights
+    from arena.gatekeeper.fitting import DEFAULT_C, fit_weights
     from arena.gatekeeper.keywords import Keywords
     from arena.gatekeeper.model import OfflineModel
 

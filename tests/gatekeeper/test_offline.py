@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from arena.gatekeeper.alignment import PIVOT, Alignment, concept_key, induce, token_key, tokens
-from arena.gatekeeper.build import PARALLEL_EXCEPT, _sections, file_sha256
+from arena.gatekeeper.authored import PARALLEL_EXCEPT, sections
 from arena.gatekeeper.dataset import (
     DATA_DIR,
     LabelledPrompt,
@@ -23,6 +23,7 @@ from arena.gatekeeper.dataset import (
 )
 from arena.gatekeeper.evaluate import FOLDS, Report, fold_of
 from arena.gatekeeper.features import DIMENSIONS, feature_indices, words_of
+from arena.gatekeeper.fitting import file_sha256
 from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
 from arena.gatekeeper.keywords import concept_key as emoji_concept
 from arena.gatekeeper.model import MODEL_PATH, OfflineModel, shipped_model
@@ -80,7 +81,7 @@ class TestShippedData:
 
     def test_the_prompt_files_are_what_collect_makes_of_the_authored_files(self) -> None:
         # An edit of data/authored/ without `build collect` (and `build fit`) fails here.
-        from arena.gatekeeper.build import collect_rows_again
+        from arena.gatekeeper.sources import collect_rows_again
 
         assert sorted(map(astuple, collect_rows_again())) == sorted(map(astuple, load_dataset()))
 
@@ -122,7 +123,7 @@ class TestShippedData:
         # build.py makes (section, line) a translation group in every file but English's:
         # a line added to one language and not the others would misalign everything after it.
         counts = {
-            path.stem: {name: len(lines) for name, lines in _sections(path).items()}
+            path.stem: {name: len(lines) for name, lines in sections(path).items()}
             for path in sorted((DATA_DIR / "authored").glob("*.txt"))
             if path.stem not in PARALLEL_EXCEPT
         }

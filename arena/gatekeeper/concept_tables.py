@@ -1,0 +1,89 @@
+"""The cross-lingual concept tables (keywords.py says what they are for), made from public data:
+`data/cldr-keywords.tsv` from CLDR's emoji annotations and `data/omw-synsets.tsv` from the
+Open Multilingual Wordnet's Wiktionary wordnets, each with its licence beside it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH
+from arena.gatekeeper.sources import git_show
+
+# CLDR's locale for each of the gatekeeper's languages, where the two differ
+CLDR_LOCALES = {"tl": "fil"}
+
+
+def write_keywords(gitdir: Path) -> int:
+    """`lang<TAB>keyword<TAB>emoji...` for every single-word keyword of CLDR's emoji
+    annotations in each language (sorted: the same checkout gives the same file),
+    and CLDR's licence beside it."""
+    from arena.gatekeeper.features import normalise, words_of
+    from arena.gatekeeper.policy import LANGUAGES
+
+    lines = []
+    for lang in LANGUAGES:
+        locale = CLDR_LOCALES.get(lang, lang)
+        path = f"cldr-json/cldr-annotations-full/annotations/{locale}/annotations.json"
+        annotations = json.loads(git_show(gitdir, path))["annotations"]["annotations"]
+        named: dict[str, set[str]] = {}
+        for emoji, names in annotations.items():
+            for keyword in names.get("default", []) + names.get("tts", []):
+                words = words_of(normalise(keyword))
+                if len(words) == 1 and not words[0].isdigit():
+                    named.setdefault(words[0], set()).add(emoji)
+        lines += [f"{lang}\t{word}\t{' '.join(sorted(emoji))}" for word, emoji in sorted(named.items())]
+    KEYWORDS_PATH.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    KEYWORDS_PATH.with_suffix(".LICENSE").write_text(git_show(gitdir, "LICENSE"), encoding="utf-8")
+    return len(lines)
+
+
+# The Open Multilingual Wordnet's code for each of the gatekeeper's languages
+OMW_CODES = {
+    "ar": "arb", "bn": "ben", "cs": "ces", "de": "deu", "el": "ell", "en": "eng", "es": "spa", "fa": "fas",
+    "fr": "fra", "he": "heb", "hi": "hin", "hu": "hun", "id": "ind", "it": "ita", "ja": "jpn", "ko": "kor",
+    "ms": "zsm", "nl": "nld", "pl": "pol", "pt": "por", "ro": "ron", "ru": "rus", "sv": "swe", "sw": "swa",
+    "th": "tha", "tl": "tgl", "tr": "tur", "uk": "ukr", "vi": "vie", "zh": "cmn",
+}  # fmt: skip
+SYNSETS_PER_WORD = 4  # a word's senses named in the most languages; "set" has dozens
+SYNSET_LANGUAGES = 2  # a synset named in one language only ties nothing across languages
+
+
+def write_synsets(gitdir: Path) -> int:
+    """`lang<TAB>word<TAB>synset...` for every lemma of one or two words in the Wiktionary
+    wordnet of each language (`wns/wikt/wn-wikt-<code>.tab`, Bond and Foster 2013), keeping
+    synsets named in at least SYNSET_LANGUAGES of the 30 and, per word, the
+    SYNSETS_PER_WORD named in the most; sorted, so the same checkout gives the same file.
+    Its licence and citation are written beside it."""
+    from arena.gatekeeper.features import normalise, words_of
+    from arena.gatekeeper.policy import LANGUAGES
+
+    senses: dict[tuple[str, str], set[str]] = {}
+    named_in: dict[str, set[str]] = {}
+    for lang in LANGUAGES:
+        for line in git_show(gitdir, f"wns/wikt/wn-wikt-{OMW_CODES[lang]}.tab").splitlines():
+            synset, kind, lemma = (line.split("\t") + ["", ""])[:3]
+            if not kind.endswith(":lemma"):
+                continue  # the header, and any other relation
+            words = words_of(normalise(lemma))
+            if not 1 <= len(words) <= 2 or any(w.isdigit() for w in words):
+                continue
+            senses.setdefault((lang, " ".join(words)), set()).add(synset)
+            named_in.setdefault(synset, set()).add(lang)
+    lines = []
+    for (lang, word), synsets in sorted(senses.items()):
+        shared = sorted(
+            (s for s in synsets if len(named_in[s]) >= SYNSET_LANGUAGES), key=lambda s: (-len(named_in[s]), s)
+        )
+        if shared:
+            lines.append(f"{lang}\t{word}\t{' '.join(sorted(shared[:SYNSETS_PER_WORD]))}")
+    SYNSETS_PATH.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    licence = git_show(gitdir, "wns/wikt/LICENSE")
+    citation = git_show(gitdir, "wns/wikt/citation.bib")
+    SYNSETS_PATH.with_suffix(".LICENSE").write_text(
+        "omw-synsets.tsv is made from the Wiktionary wordnets of the Open Multilingual Wordnet\n"
+        "(https://github.com/omwn/omw-data, wns/wikt/), and is shared under the same terms:\n"
+        "Creative Commons Attribution-ShareAlike 3.0 Unported.\n\n" + licence + "\n" + citation,
+        encoding="utf-8",
+    )
+    return len(lines)

@@ -1,0 +1,125 @@
+"""Fitting the offline model (`data/model.npz`) and the language identifier's profiles."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from arena.gatekeeper.alignment import Alignment, induce
+from arena.gatekeeper.dataset import DATA_DIR, LabelledPrompt, dataset_hash
+from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
+
+DEFAULT_C = 10.0
+
+
+def fit_weights(
+    rows: list[LabelledPrompt], keywords: Keywords, *, c: float = DEFAULT_C
+) -> tuple[np.ndarray, float, Alignment]:
+    """Logistic regression on hashed n-grams and cross-lingual concepts (induced from these
+    rows' translation groups, and CLDR's keywords: keywords.py); each (language, label) and each source weighs the same in
+    total, so a big source (code) does not teach the model that long means no."""
+    import scipy.sparse as sp
+    from sklearn.linear_model import LogisticRegression
+
+    from arena.gatekeeper.features import DIMENSIONS, feature_rows
+
+    alignment = induce([(r.group, r.lang, r.prompt) for r in rows])
+    data, indices, indptr = feature_rows([r.prompt for r in rows], alignment, keywords)
+    x = sp.csr_matrix((data, indices, indptr), shape=(len(rows), DIMENSIONS))
+    y = np.array([r.geographic for r in rows], dtype=int)
+    weights = balanced_weights(rows)
+    model = LogisticRegression(C=c, solver="liblinear", max_iter=2000)
+    model.fit(x, y, sample_weight=weights)
+    return model.coef_[0].astype(np.float32), float(model.intercept_[0]), alignment
+
+
+def balanced_weights(rows: list[LabelledPrompt]) -> np.ndarray:
+    """Each (language, label) cell weighs the same in total, so n-grams of a language
+    with few geographic prompts are not learnt as signs of refusal; inside a cell a
+    source weighs the square root of its size."""
+    from collections import Counter
+
+    source = Counter((r.lang, r.geographic, r.source) for r in rows)
+    w = np.array([source[(r.lang, r.geographic, r.source)] ** -0.5 * _emphasis(r) for r in rows])
+    cells: dict[tuple[str, bool], float] = {}
+    for r, weight in zip(rows, w, strict=True):
+        cells[(r.lang, r.geographic)] = cells.get((r.lang, r.geographic), 0.0) + weight
+    w = np.array([weight / cells[(r.lang, r.geographic)] for r, weight in zip(rows, w, strict=True)])
+    return np.asarray(w * len(rows) / w.sum())
+
+
+# Refusals that are about a photo ("What breed is this dog?") teach the line the policy draws
+# better than chat that never mentions one, so they count more.
+HARD_NEGATIVES = ("xgqa:", "geoarena-v1:not-geo", "geoarena-authored:not-geo-photo", "geoarena-augmented:")
+HARD_NEGATIVE_WEIGHT = 2.0
+
+
+def _emphasis(row: LabelledPrompt) -> float:
+    return HARD_NEGATIVE_WEIGHT if not row.geographic and row.source.startswith(HARD_NEGATIVES) else 1.0
+
+
+def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
+    keywords = Keywords.read_tsv()
+    coef, bias, alignment = fit_weights(rows, keywords, c=c)
+    path = DATA_DIR / "model.npz"
+    digest = np.frombuffer(bytes.fromhex(dataset_hash(rows)), dtype=np.uint8)
+    arrays: dict[str, np.ndarray] = {
+        "weights": coef,
+        "bias": np.array([bias], dtype=np.float64),
+        "dataset_sha256": digest,
+        "trained_on": np.array([len(rows)], dtype=np.int64),
+        "c": np.array([c], dtype=np.float64),
+        "alignment_keys": alignment.keys,
+        "alignment_concepts": alignment.concepts,
+        "keywords_sha256": np.frombuffer(bytes.fromhex(file_sha256(KEYWORDS_PATH)), dtype=np.uint8),
+        "synsets_sha256": np.frombuffer(bytes.fromhex(file_sha256(SYNSETS_PATH)), dtype=np.uint8),
+        **keywords.arrays(),
+    }
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, allow_pickle=False, **arrays)
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+# -- the language identifier's profiles ----------------------------------------------
+
+LATIN = ("cs", "de", "en", "es", "fr", "hu", "id", "it", "ms", "nl", "pl", "pt", "ro", "sv", "sw", "tl", "tr", "vi")
+PROFILE_SIZE = 700
+
+
+def write_language_profiles(rows: Iterable[LabelledPrompt]) -> Path:
+    """Per Latin-script language, the log-frequency of its commonest character 1-3-grams
+    (code left out: its identifiers are English) and a floor for every other n-gram."""
+    import math
+    import unicodedata
+    from collections import Counter
+
+    from arena.geo import language
+
+    counts: dict[str, Counter[str]] = {lang: Counter() for lang in LATIN}
+    for row in rows:
+        if row.lang in counts and row.source != "mhumaneval:code":
+            text = unicodedata.normalize("NFKC", row.prompt).lower()
+            for word in re.findall(r"[^\W\d_]+", text):
+                counts[row.lang].update(language._grams(word))
+    profiles = {}
+    for lang, counter in counts.items():
+        total = sum(counter.values())
+        top = counter.most_common(PROFILE_SIZE)
+        profiles[lang] = {
+            "floor": round(math.log(top[-1][1] / total) - 1.0, 3),
+            "grams": {g: round(math.log(c / total), 3) for g, c in top},
+        }
+    path = Path(language.__file__).with_name("language_profiles.json")
+    path.write_text(json.dumps(profiles, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    return path
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
