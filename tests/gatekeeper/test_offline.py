@@ -259,8 +259,11 @@ class TestAlignment:
 
     def test_the_shipped_model_carries_concepts_across_languages(self) -> None:
         alignment = shipped_model().alignment
-        # "here" and "photo" in Swahili, Chinese and Hindi share the German pivot's concept
-        assert _concept(alignment, "hapa") == _concept(alignment, "这里") == concept_key("hier")
+        # "here" and "photo" in Chinese, Hindi, Hebrew and Swahili share the German pivot's concept
+        # (Swahili's "hapa" is also the "this" of "mahali hapa", "this place": since `geo-requests`
+        # it shares too few groups with "hier" to be aligned, Dice 0.47 against 0.5)
+        assert _concept(alignment, "这里") == _concept(alignment, "यहाँ") == _concept(alignment, "כאן")
+        assert _concept(alignment, "כאן") == concept_key("hier")
         assert _concept(alignment, "picha") == _concept(alignment, "照片") == concept_key("foto")
 
     def test_concepts_add_features_only_when_known(self) -> None:
