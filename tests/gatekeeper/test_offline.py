@@ -120,7 +120,7 @@ class TestShippedData:
         assert model.keywords is not None and model.keywords == Keywords.read_tsv()
 
     def test_authored_files_are_written_line_for_line(self) -> None:
-        # build.py makes (section, line) a translation group in every file but English's:
+        # authored.py makes (section, line) a translation group in every file but English's:
         # a line added to one language and not the others would misalign everything after it.
         counts = {
             path.stem: {name: len(lines) for name, lines in sections(path).items()}
