@@ -4,8 +4,9 @@
 
 Prints: the model's load time and `import arena.gatekeeper`'s (in fresh
 processes), verdict latency p50/p99 by prompt length up to the 2,000-character
-limit (score + language of the refusal), the held-out accuracy split by source
-(five refits; `--quick` skips it), the GeoBrowse sample's questions (never
+limit (score + language of the refusal; every word cut into pieces afresh, as
+if none had been seen), the held-out accuracy split by source (five refits;
+`--quick` skips it), the GeoBrowse sample's questions (never
 trained on), the arena's own example questions and the kinds the refusal
 names, keyword stuffing, and the language identifier's accuracy on the
 labelled prompts. Each target is marked PASS or MISS. `--not-geo` adds
@@ -80,6 +81,8 @@ def main() -> int:
         for i in range(2000):
             start = (i * 7919) % (len(text) - length)
             prompt = text[start : start + length]
+            if model.tokeniser is not None:
+                model.tokeniser.forget()  # every word new: its cut into pieces made in the verdict
             t0, c0 = time.perf_counter(), time.thread_time()
             if model.score(prompt) < 0.5:  # as the gatekeeper does: a refusal's language
                 guess_language(prompt)

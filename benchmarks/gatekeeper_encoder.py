@@ -54,21 +54,20 @@ def held_out(rows, embeddings: np.ndarray) -> None:  # type: ignore[no-untyped-d
     from sklearn.linear_model import LogisticRegression
 
     from arena.gatekeeper.evaluate import FOLDS, Report, fold_of
-    from arena.gatekeeper.fitting import DEFAULT_C, fit_weights
+    from arena.gatekeeper.fitting import DEFAULT_C, fit_model
     from arena.gatekeeper.keywords import Keywords
-    from arena.gatekeeper.model import OfflineModel
+    from arena.gatekeeper.pieces import PieceVectors
 
     labels = np.array([r.geographic for r in rows])
     folds = np.array([fold_of(r) for r in rows])
     encoder_scores, offline_scores = np.zeros(len(rows)), np.zeros(len(rows))
-    keywords = Keywords.read_tsv()
+    keywords, pieces = Keywords.read_tsv(), PieceVectors.read()
     for fold in range(FOLDS):
         train, test = folds != fold, folds == fold
         fitted = LogisticRegression(C=10.0, max_iter=2000).fit(embeddings[train], labels[train])
         encoder_scores[test] = fitted.predict_proba(embeddings[test])[:, 1]
         kept = [r for r, t in zip(rows, train, strict=True) if t]
-        weights, bias, alignment = fit_weights(kept, keywords, c=DEFAULT_C)
-        model = OfflineModel.from_weights(weights, bias, alignment=alignment, keywords=keywords, trained_on=len(kept))
+        model = fit_model(kept, keywords, pieces, c=DEFAULT_C)
         offline_scores[test] = [model.score(r.prompt) for r, t in zip(rows, test, strict=True) if t]
     for name, scores in (
         ("encoder + logistic regression", encoder_scores),

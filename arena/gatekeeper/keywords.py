@@ -78,6 +78,13 @@ def entry(word: str, lang: str) -> str:
     return word if UNSPACED.match(word) else f"{lang}\x00{word}"
 
 
+def table_words(tables: tuple[tuple[Path, bool], ...] = TABLES) -> Iterator[str]:
+    """Every word (or two-word phrase) of the tables, as written (pieces.py cuts them)."""
+    for path, _ in tables:
+        for line in path.read_text("utf-8").splitlines():
+            yield line.split("\t")[1]
+
+
 @dataclass(frozen=True, eq=False)
 class Keywords:
     """Word or two-word phrase in a language -> the concept keys it names, as arrays

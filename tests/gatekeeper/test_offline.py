@@ -27,6 +27,7 @@ from arena.gatekeeper.fitting import file_sha256
 from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
 from arena.gatekeeper.keywords import concept_key as emoji_concept
 from arena.gatekeeper.model import MODEL_PATH, OfflineModel, shipped_model
+from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors
 from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN, REFUSALS
 from arena.web.pages import EXAMPLE_PROMPTS
 
@@ -111,13 +112,22 @@ class TestShippedData:
                 "keyword_stems",
                 "keyword_unspaced",
                 "keyword_unspaced_rows",
+                "pieces_sha256",
+                "piece_text",
+                "piece_offsets",
+                "piece_scores",
+                "piece_weights",
             }
-            # fitted with the keyword and synset tables shipped beside it, and carrying all of them
+            # fitted with the keyword, synset and piece tables shipped beside it, and carrying all of them
             assert bytes(npz["keywords_sha256"]).hex() == file_sha256(KEYWORDS_PATH)
             assert bytes(npz["synsets_sha256"]).hex() == file_sha256(SYNSETS_PATH)
+            assert bytes(npz["pieces_sha256"]).hex() == file_sha256(PIECES_PATH)
             assert npz["weights"].shape == (DIMENSIONS,)
             assert np.all(np.diff(npz["alignment_keys"].astype(np.int64)) > 0)  # sorted, for searchsorted
         assert model.keywords is not None and model.keywords == Keywords.read_tsv()
+        pieces = PieceVectors.read()
+        assert model.tokeniser is not None and model.tokeniser.index == pieces.tokeniser().index
+        assert model.piece_weights.shape == (len(pieces.pieces),)
 
     def test_authored_files_are_written_line_for_line(self) -> None:
         # authored.py makes (section, line) a translation group in every file but English's:

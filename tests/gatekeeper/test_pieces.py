@@ -1,0 +1,123 @@
+"""The encoder's pieces (pieces.py): the tokeniser's cut, the shipped table, and a fit that
+folds the pieces' vectors into a weight per piece."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
+from arena.gatekeeper.fitting import fit_model
+from arena.gatekeeper.model import shipped_model
+from arena.gatekeeper.pieces import (
+    META,
+    PieceVectors,
+    Tokeniser,
+    four_bits,
+    from_four_bits,
+    mean_vectors,
+    pack,
+    sif_weights,
+    unpack,
+)
+
+
+def _tokeniser(scored: dict[str, float]) -> Tokeniser:
+    return Tokeniser(list(scored), np.array(list(scored.values()), dtype=np.float32))
+
+
+class TestTokeniser:
+    def test_the_cut_is_the_most_probable_one(self) -> None:
+        tokeniser = _tokeniser({f"{META}photo": -5, f"{META}pho": -3, "to": -3, "graph": -4, f"{META}photograph": -20})
+        pieces = list(tokeniser.index)
+        # photo+graph (-9) beats pho+to+graph (-10) and the whole word (-20)
+        assert [pieces[k] for k in tokeniser.ids("photograph")] == [f"{META}photo", "graph"]
+        assert [pieces[k] for k in tokeniser.ids("  photo   photo ")] == [f"{META}photo", f"{META}photo"]
+
+    def test_a_character_no_piece_covers_is_skipped(self) -> None:
+        tokeniser = _tokeniser({f"{META}a": -1, "b": -1})
+        assert tokeniser.ids("a?b") == [0, 1]
+        assert tokeniser.ids("???") == []
+
+    def test_a_word_is_cut_the_same_every_time(self) -> None:
+        tokeniser = shipped_model().tokeniser
+        assert tokeniser is not None
+        first = tokeniser.ids("Ambapo picha hii ilipigwa?")
+        assert first == tokeniser.ids("Ambapo picha hii ilipigwa?") and len(first) >= 4
+
+    def test_without_a_piece_its_word_is_cut_into_the_pieces_there_are(self) -> None:
+        # as `classify --evaluate` keeps, per fold, only the pieces its training prompts and the tables use
+        table = PieceVectors(
+            (f"{META}photo", f"{META}pho", "to"), np.array([-1, -3, -3], np.float32), np.eye(3, dtype=np.float32)
+        )
+        seen = table.seen_in(["a photo"])
+        assert seen.tolist() == [True, False, False]
+        rest = table.subset(~seen)
+        assert [rest.pieces[k] for k in rest.tokeniser().ids("photo")] == [f"{META}pho", "to"]
+        assert rest.vectors.tolist() == [[0, 1, 0], [0, 0, 1]]
+
+
+class TestStorage:
+    def test_four_bits_keep_each_component_within_half_a_step(self) -> None:
+        vectors = np.random.default_rng(3).normal(size=(40, 6)).astype(np.float32)
+        vectors[:, 5] = 0  # a component that is zero everywhere stays zero
+        stored = four_bits(vectors)
+        assert stored["vectors"].dtype == np.uint8 and stored["vectors"].shape == (40, 3)
+        back = from_four_bits(stored["vectors"], stored["scale"])
+        assert np.all(np.abs(back - vectors) <= stored["scale"] / 2 + 1e-6)
+        assert np.all(back[:, 5] == 0)
+
+    def test_strings_round_trip_as_arrays(self) -> None:
+        pieces = (f"{META}Straße", "照片", "ภาพ", "")
+        assert unpack(**pack(pieces)) == pieces
+
+
+class TestShippedPieces:
+    def test_every_prompt_is_cut_into_known_pieces(self) -> None:
+        tokeniser = PieceVectors.read().tokeniser()
+        assert all(tokeniser.ids(row.prompt) for row in load_dataset()[::50])
+
+    @pytest.mark.parametrize(
+        "word",
+        ["Bergwanderungsparkplatz", "ngôi làng ven biển", "ภูเขาไฟฟูจิซัง", "Kilimanjaroooo", "地理位置推断"],
+    )
+    def test_a_word_no_prompt_has_is_still_cut_into_known_pieces(self, word: str) -> None:
+        assert not any(word in row.prompt for row in load_dataset())
+        table = PieceVectors.read()
+        cut = table.tokeniser().ids(word)
+        assert "".join(table.pieces[k] for k in cut) == META + word.replace(" ", META)  # nothing skipped
+
+
+class TestFit:
+    def test_pieces_carry_a_label_to_words_no_training_prompt_has(self) -> None:
+        # Two directions: the geographic pieces' and the others'. The training prompts are
+        # English; the Russian words share no n-gram with them, only their pieces' vectors.
+        direction = {
+            f"{META}where": (1, 0),
+            f"{META}photo": (1, 0),
+            f"{META}фото": (1, 0),
+            f"{META}joke": (0, 1),
+            f"{META}code": (0, 1),
+            f"{META}шутка": (0, 1),
+            f"{META}this": (0.3, 0.3),
+        }
+        pieces = PieceVectors(
+            tuple(direction), np.full(len(direction), -5, np.float32), np.array(list(direction.values()), np.float32)
+        )
+        geographic = ("where is this photo", "this photo where", "photo where")
+        rows = [LabelledPrompt(p, True, "en", "geo") for p in geographic]
+        rows += [LabelledPrompt(p, False, "en", "other") for p in ("this joke", "code this", "joke code")]
+        with_pieces = fit_model(rows, None, pieces)
+        without = fit_model(rows, None)
+        assert with_pieces.score("фото") > 0.5 > with_pieces.score("шутка")
+        assert abs(without.score("фото") - without.score("шутка")) < 0.05  # n-grams alone cannot tell them apart
+
+    def test_the_folded_weights_give_the_mean_vector_times_its_weights(self) -> None:
+        rng = np.random.default_rng(7)
+        vectors = rng.normal(size=(50, 8)).astype(np.float32)
+        cuts = [list(rng.integers(0, 50, size=rng.integers(1, 9))) for _ in range(20)]
+        sif = sif_weights(cuts, 50)
+        block_weights = rng.normal(size=8)
+        folded = sif * (vectors @ block_weights)
+        direct = mean_vectors(cuts, vectors, sif) @ block_weights
+        assert np.allclose([folded[cut].sum() / len(cut) for cut in cuts], direct, atol=1e-5)
