@@ -53,31 +53,22 @@ def main() -> None:
 def held_out(rows, embeddings: np.ndarray) -> None:  # type: ignore[no-untyped-def]
     from sklearn.linear_model import LogisticRegression
 
-    from arena.gatekeeper.evaluate import FOLDS, Report, fold_of
-    from arena.gatekeeper.fitting import DEFAULT_C, fit_model
-    from arena.gatekeeper.keywords import Keywords
-    from arena.gatekeeper.pieces import PieceVectors
+    from arena.gatekeeper.evaluate import FOLDS, evaluate_model_scores, fold_of, held_out_scores
 
     labels = np.array([r.geographic for r in rows])
     folds = np.array([fold_of(r) for r in rows])
-    encoder_scores, offline_scores = np.zeros(len(rows)), np.zeros(len(rows))
-    keywords, pieces = Keywords.read_tsv(), PieceVectors.read()
+    encoder_scores = np.zeros(len(rows))
     for fold in range(FOLDS):
         train, test = folds != fold, folds == fold
         fitted = LogisticRegression(C=10.0, max_iter=2000).fit(embeddings[train], labels[train])
         encoder_scores[test] = fitted.predict_proba(embeddings[test])[:, 1]
-        kept = [r for r, t in zip(rows, train, strict=True) if t]
-        model = fit_model(kept, keywords, pieces, c=DEFAULT_C)
-        offline_scores[test] = [model.score(r.prompt) for r, t in zip(rows, test, strict=True) if t]
+    offline_scores = np.array(held_out_scores(rows))
     for name, scores in (
         ("encoder + logistic regression", encoder_scores),
         ("offline model (as shipped)", offline_scores),
         ("average of the two", (encoder_scores + offline_scores) / 2),
     ):
-        report = Report()
-        for row, score in zip(rows, scores, strict=True):
-            report.add(row, float(score), 0.5)
-        print(f"{name}: {report.headline()}")
+        print(f"{name}: {evaluate_model_scores(rows, [float(s) for s in scores]).headline()}")
 
 
 def latency(encoder) -> None:  # type: ignore[no-untyped-def]

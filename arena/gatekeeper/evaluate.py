@@ -103,7 +103,14 @@ def evaluate_offline(
     c: float | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Report:
-    """Leave-sources-out cross-validation of the offline model (fits FOLDS models: needs scikit-learn).
+    """Leave-sources-out cross-validation of the offline model (fits FOLDS models: needs scikit-learn)."""
+    return evaluate_model_scores(rows, held_out_scores(rows, c=c, progress=progress), threshold=threshold)
+
+
+def held_out_scores(
+    rows: Sequence[LabelledPrompt], *, c: float | None = None, progress: Callable[[str], None] | None = None
+) -> list[float]:
+    """Each row's score by the offline model fitted on the folds without it.
 
     The shipped pieces (pieces.py) were made from every prompt, the held-out ones too; each
     fold's model keeps only those of the tables' words and of its training prompts, so a
@@ -112,21 +119,22 @@ def evaluate_offline(
     from arena.gatekeeper.keywords import Keywords, table_words
     from arena.gatekeeper.pieces import PieceVectors
 
-    report = Report()
+    scores = [0.0] * len(rows)
     keywords, pieces = Keywords.read_tsv(), PieceVectors.read()
     of_tables = pieces.seen_in(table_words())
+    folds = [fold_of(r) for r in rows]
     for fold in range(FOLDS):
-        train = [r for r in rows if fold_of(r) != fold]
-        test = [r for r in rows if fold_of(r) == fold]
+        train = [r for r, f in zip(rows, folds, strict=True) if f != fold]
+        test = [i for i, f in enumerate(folds) if f == fold]
         if not test:
             continue
         if progress:
             progress(f"fold {fold + 1}/{FOLDS}: fitting on {len(train)}, scoring {len(test)} unseen")
         known = pieces.subset(of_tables | pieces.seen_in(r.prompt for r in train))
         model = fit_model(train, keywords, known, c=DEFAULT_C if c is None else c)
-        for row in test:
-            report.add(row, model.score(row.prompt), threshold)
-    return report
+        for i in test:
+            scores[i] = model.score(rows[i].prompt)
+    return scores
 
 
 async def evaluate_judge(rows: Sequence[LabelledPrompt], judge: Callable[[str], Awaitable[bool]]) -> Report:
@@ -139,7 +147,11 @@ async def evaluate_judge(rows: Sequence[LabelledPrompt], judge: Callable[[str], 
 
 def evaluate_model(rows: Sequence[LabelledPrompt], score: Callable[[str], float], *, threshold: float = 0.5) -> Report:
     """The report of a fitted model on rows it was not fitted on (probe sets)."""
+    return evaluate_model_scores(rows, [score(row.prompt) for row in rows], threshold=threshold)
+
+
+def evaluate_model_scores(rows: Sequence[LabelledPrompt], scores: Sequence[float], *, threshold: float = 0.5) -> Report:
     report = Report()
-    for row in rows:
-        report.add(row, score(row.prompt), threshold)
+    for row, score in zip(rows, scores, strict=True):
+        report.add(row, score, threshold)
     return report

@@ -43,7 +43,7 @@ MAX_CHARS = 4000  # as features.MAX_CHARS
 # Smooth inverse frequency (Arora et al., 2017): a piece weighs a / (a + its share of all pieces),
 # so "the" and "?" count for little in a prompt's mean and a rare, telling piece for much.
 SIF = 1e-3
-WORD_CACHE = 200_000  # words whose pieces are kept after the first time, per process
+WORD_CACHE = 50_000  # words whose cut is kept after the first time, per process (a few MB at most)
 
 
 class Tokeniser:
