@@ -78,7 +78,7 @@ class TestShippedData:
         assert sorted(p.name for p in folder.iterdir()) == sorted(f"{lang}.jsonl" for lang in LANGUAGES)
         keys = [_key(r.prompt) for r in load_dataset()]
         assert len(keys) == len(set(keys))
-        assert sum(p.stat().st_size for p in folder.iterdir()) < 12_000_000  # plain text, diffable; not a data dump
+        assert sum(p.stat().st_size for p in folder.iterdir()) < 16_000_000  # plain text, diffable; not a data dump
 
     def test_the_prompt_files_are_what_collect_makes_of_the_authored_files(self) -> None:
         # An edit of data/authored/ without `build collect` (and `build fit`) fails here.
