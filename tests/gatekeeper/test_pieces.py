@@ -42,8 +42,8 @@ class TestTokeniser:
     def test_a_kept_cut_is_the_cut(self) -> None:
         tokeniser = shipped_model().tokeniser
         assert tokeniser is not None
-        prompt = "Ambapo picha hii ilipigwa? Picha hii, ambapo?"
-        first = tokeniser.ids(prompt)  # the second "picha" and "hii" come from the words kept
+        prompt = "Picha hii ilipigwa wapi? Picha hii ilipigwa wapi?"
+        first = tokeniser.ids(prompt)  # the second question's words come from the words kept
         fresh = PieceVectors.read().tokeniser()
         assert first == tokeniser.ids(prompt) == fresh.ids(prompt) and len(first) >= 8
 
