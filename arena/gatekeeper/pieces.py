@@ -31,6 +31,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -183,4 +184,4 @@ def pack(pieces: Sequence[str]) -> dict[str, np.ndarray]:
 def unpack(text: np.ndarray, offsets: np.ndarray) -> tuple[str, ...]:
     blob = text.tobytes()
     bounds = offsets.tolist()
-    return tuple(blob[a:b].decode("utf-8") for a, b in zip(bounds, bounds[1:], strict=False))
+    return tuple(blob[a:b].decode("utf-8") for a, b in pairwise(bounds))
