@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from arena.config import ContenderConfig, PoolConfig
 from arena.gatekeeper.model import OfflineModel, shipped_model
-from arena.gatekeeper.policy import refusal
+from arena.gatekeeper.policy import in_words, refusal
 from arena.geo.language import guess_language
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ class Verdict:
     """`score` is the confidence that the prompt is geographic (0..1);
     `classifier` names who decided, as a short stable key (fit for counting
     rejections by): "offline", "llm:<model>", "offline (llm fallback)",
-    "empty" or "off"."""
+    "empty", "no words" (policy.in_words) or "off"."""
 
     geographic: bool
     reason: str
@@ -63,6 +63,8 @@ class Gatekeeper:
         offline = await self._classifier()
         if not text:
             return Verdict(False, rejection_message("en"), 0.0, "empty")
+        if not in_words(text):  # nothing to read, so nothing for a judge to be paid for either
+            return Verdict(False, rejection_message(guess_language(text)), 0.0, "no words")
         if self.mode == "llm" and self.judge is not None:
             try:
                 geographic, why = await self.judge.judge(text)

@@ -189,6 +189,18 @@ REFUSAL_KINDS_EN: dict[str, str] = {
 }
 
 
+def in_words(text: str) -> bool:
+    """Whether `text` can be read as a question at all: it needs letters of some script, two
+    different ones at least, and four once it is long. A string of emoji, or one character
+    two thousand times, is refused before any model reads it (each scored as geographic once:
+    its few n-grams say nothing, and the bias decides). Every labelled prompt passes."""
+    letters = {ch for ch in text if ch.isalpha()}
+    return len(letters) >= 2 and (len(letters) >= 4 or sum(ch.isalpha() for ch in text) < LONG_LETTERS)
+
+
+LONG_LETTERS = 20  # "Where?", "哪里？" and "где?" are short and few-lettered; a long prompt has variety
+
+
 def refusal(language: str) -> str:
     """The refusal in `language` (an ISO 639-1 code), English for any other."""
     return REFUSALS.get(language, REFUSALS["en"])

@@ -59,6 +59,19 @@ class TestOfflineGatekeeper:
         verdict = await build_gatekeeper(PoolConfig(), None).classify("   \n ")
         assert verdict == Verdict(False, rejection_message("en"), 0.0, "empty")
 
+    @pytest.mark.parametrize(
+        "prompt", ["的" * 2000, "😀", "🏔️🌍🗺️📍" * 20, "?!", "x", "12345 67890", "的是" * 500, "a" * 300]
+    )
+    async def test_prompt_without_words_is_refused_unread(self, prompt: str) -> None:
+        # each of the first three was taken by the offline model on its own (0.70, 0.75, 0.33)
+        verdict = await build_gatekeeper(PoolConfig(), None).classify(prompt)
+        assert (verdict.geographic, verdict.score, verdict.classifier) == (False, 0.0, "no words")
+
+    @pytest.mark.parametrize("prompt", ["Where?", "哪里？", "где?", "ここはどこ?", "Ni wapi?"])
+    async def test_short_questions_are_read(self, prompt: str) -> None:
+        verdict = await build_gatekeeper(PoolConfig(), None).classify(prompt)
+        assert verdict.classifier == "offline" and verdict.geographic
+
     async def test_threshold_and_off_mode(self) -> None:
         strict = build_gatekeeper(PoolConfig(gatekeeper={"threshold": 0.999999}), None)
         assert not (await strict.classify(GEO)).geographic
@@ -130,6 +143,16 @@ class TestLLMJudge:
             build_gatekeeper(pool_with({"contender": "nope"}, baseline), deps)
         with pytest.raises(ValueError, match="baseline"):
             build_gatekeeper(pool_with({"contender": "ocr"}, baseline), deps)
+
+    async def test_no_words_never_reach_the_judge(
+        self, judge_server: tuple[str, JudgeServer], http: httpx.AsyncClient, tmp_path: Path
+    ) -> None:
+        url, server = judge_server
+        pool = pool_with({"provider": "openai", "model": "verdict-yes", "base_url": url})
+        sent = len(server.requests)
+        verdict = await build_gatekeeper(pool, deps_for(pool, http, tmp_path)).classify("🌍" * 10)
+        assert not verdict.geographic and verdict.classifier == "no words"
+        assert len(server.requests) == sent
 
     def test_without_http_client_the_offline_model_is_used(self) -> None:
         gatekeeper = build_gatekeeper(pool_with({"provider": "openai", "model": "m", "base_url": "http://x"}), None)

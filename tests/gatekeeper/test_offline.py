@@ -28,7 +28,7 @@ from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
 from arena.gatekeeper.keywords import concept_key as emoji_concept
 from arena.gatekeeper.model import MODEL_PATH, OfflineModel, shipped_model
 from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors
-from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN, REFUSALS
+from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN, REFUSALS, in_words
 from arena.web.pages import EXAMPLE_PROMPTS
 
 # From the issue: geographic questions the old word list refused.
@@ -72,6 +72,10 @@ class TestShippedData:
             families = {r.family for r in rows if r.lang == lang and not r.geographic}
             assert len(families) >= 2, lang  # never only our own refusals
         assert {"chatterbot-corpus", "mhumaneval", "xgqa", "geoarena-authored"} <= {r.family for r in rows}
+
+    def test_every_labelled_prompt_is_in_words(self) -> None:
+        # the gatekeeper refuses a prompt without words unread (policy.in_words): no labelled prompt is one
+        assert [r.prompt for r in load_dataset() if not in_words(r.prompt)] == []
 
     def test_plain_jsonl_without_duplicates(self) -> None:
         folder = DATA_DIR / "prompts"
