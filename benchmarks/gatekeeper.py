@@ -9,7 +9,7 @@ if none had been seen), the held-out accuracy split by source (five refits;
 `--quick` skips it), the GeoBrowse sample's questions (never
 trained on), the arena's own example questions and the kinds the refusal
 names, keyword stuffing, and the language identifier's accuracy on the
-labelled prompts. Each target is marked PASS or MISS. `--not-geo` adds
+labelled prompts (each fold's by profiles made without it). Each target is marked PASS or MISS. `--not-geo` adds
 files of prompts that are all non-geographic (one JSON object a line with a
 `prompt`, as Arena-Hard's `question.jsonl`): evaluation sets, never trained
 or tuned on; the share the model accepts is printed against the 2% target.
@@ -36,10 +36,11 @@ import time
 from pathlib import Path
 
 from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
-from arena.gatekeeper.evaluate import evaluate_model, evaluate_offline
+from arena.gatekeeper.evaluate import FOLDS, evaluate_model, evaluate_offline, fold_of
+from arena.gatekeeper.fitting import language_profiles
 from arena.gatekeeper.model import OfflineModel
 from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN
-from arena.geo.language import guess_language
+from arena.geo.language import Profiles, guess_language
 from arena.web.pages import EXAMPLE_PROMPTS
 
 STUFFED = (
@@ -128,19 +129,31 @@ def main() -> int:
             f"{path}: non-geographic accepted {len(accepted)}/{len(prompts)} = {share:.4f}", share <= 0.02, "<= 0.02"
         )
 
-    print("== language of the refusal (the one identifier, on the labelled prompts)")
-    right = sum(guess_language(r.prompt) == r.lang for r in rows if r.source != "mhumaneval:code")
-    total = sum(r.source != "mhumaneval:code" for r in rows)
+    print("== language of the refusal (the one identifier; each fold's prompts by profiles made without them)")
+    rows = [r for r in rows if r.source != "mhumaneval:code"]  # code: its identifiers are English
+    guessed = _held_out_languages(rows)
+    right = sum(g == r.lang for g, r in zip(guessed, rows, strict=True))
     per = {lang: [0, 0] for lang in LANGUAGES}
-    for r in rows:
-        if r.source != "mhumaneval:code":
-            per[r.lang][0] += guess_language(r.prompt) == r.lang
-            per[r.lang][1] += 1
+    for g, r in zip(guessed, rows, strict=True):
+        per[r.lang][0] += g == r.lang
+        per[r.lang][1] += 1
     print(
-        f"  all {right / total:.3f} ({right}/{total}); "
+        f"  all {right / len(rows):.3f} ({right}/{len(rows)}); "
         + " ".join(f"{lang} {a / b:.2f}" for lang, (a, b) in sorted(per.items()))
     )
     return 0
+
+
+def _held_out_languages(rows: list[LabelledPrompt]) -> list[str]:
+    """Each row's guessed language, by the profiles of the folds (evaluate.fold_of) without it."""
+    folds = [fold_of(r) for r in rows]
+    guessed = [""] * len(rows)
+    for fold in range(FOLDS):
+        profiles = Profiles.of(language_profiles(r for r, f in zip(rows, folds, strict=True) if f != fold))
+        for i, f in enumerate(folds):
+            if f == fold:
+                guessed[i] = guess_language(rows[i].prompt, profiles)
+    return guessed
 
 
 def _probes(data: Path) -> dict[str, list[LabelledPrompt]]:

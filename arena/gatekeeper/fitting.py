@@ -9,6 +9,7 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -114,35 +115,41 @@ def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
 
 # -- the language identifier's profiles ----------------------------------------------
 
-LATIN = ("cs", "de", "en", "es", "fr", "hu", "id", "it", "ms", "nl", "pl", "pt", "ro", "sv", "sw", "tl", "tr", "vi")
 PROFILE_SIZE = 700
 
 
-def write_language_profiles(rows: Iterable[LabelledPrompt]) -> Path:
-    """Per Latin-script language, the log-frequency of its commonest character 1-3-grams
-    (code left out: its identifiers are English) and a floor for every other n-gram."""
+def language_profiles(rows: Iterable[LabelledPrompt], size: int = PROFILE_SIZE) -> dict[str, dict[str, Any]]:
+    """Per language the profiles decide among (`language.PROFILED`), the log-frequency of its
+    `size` commonest character 1-3-grams (code left out: its identifiers are English) and a
+    floor for every other n-gram."""
     import math
     import unicodedata
     from collections import Counter
 
     from arena.geo import language
 
-    counts: dict[str, Counter[str]] = {lang: Counter() for lang in LATIN}
+    counts: dict[str, Counter[str]] = {lang: Counter() for lang in language.PROFILED}
     for row in rows:
         if row.lang in counts and row.source != "mhumaneval:code":
             text = unicodedata.normalize("NFKC", row.prompt).lower()
             for word in re.findall(r"[^\W\d_]+", text):
-                counts[row.lang].update(language._grams(word))
+                counts[row.lang].update(language.grams(word))
     profiles = {}
     for lang, counter in counts.items():
         total = sum(counter.values())
-        top = counter.most_common(PROFILE_SIZE)
+        top = counter.most_common(size)
         profiles[lang] = {
             "floor": round(math.log(top[-1][1] / total) - 1.0, 3),
             "grams": {g: round(math.log(c / total), 3) for g, c in top},
         }
+    return profiles
+
+
+def write_language_profiles(rows: Iterable[LabelledPrompt]) -> Path:
+    from arena.geo import language
+
     path = Path(language.__file__).with_name("language_profiles.json")
-    path.write_text(json.dumps(profiles, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    path.write_text(json.dumps(language_profiles(rows), ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     return path
 
 

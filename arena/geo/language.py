@@ -3,11 +3,13 @@ leaderboards and for wording the gatekeeper's refusal.
 
 Thirty languages: a script settles Japanese (kana), Korean, Chinese, Thai,
 Hebrew, Greek, Hindi and Bengali; letters only one language of a script uses
-split Russian from Ukrainian and Arabic from Persian; among the eighteen
-Latin-script languages, character n-gram profiles (`language_profiles.json`,
-made from the gatekeeper's labelled prompts) decide, with letters peculiar
-to a language and frequent function words as a nudge. "und" (undetermined) when nothing does. Measured on the
-gatekeeper's labelled prompts by `benchmarks/gatekeeper.py`.
+split Arabic from Persian, and Russian from Ukrainian when there are any;
+otherwise character n-gram profiles (`language_profiles.json`, made from
+the gatekeeper's labelled prompts) decide between Russian and Ukrainian, and
+among the eighteen Latin-script languages, where letters peculiar to a
+language and frequent function words add a nudge. "und" (undetermined) when
+nothing does. Measured on the gatekeeper's labelled prompts, with profiles
+made without the prompts scored, by `benchmarks/gatekeeper.py`.
 """
 
 from __future__ import annotations
@@ -82,74 +84,86 @@ _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _VOCAB = {lang: frozenset(words.split()) for lang, words in _FUNCTION_WORDS.items()}
 
 
+# The languages that profiles tell apart: those of the Latin script, and Russian from Ukrainian.
+LATIN = ("cs", "de", "en", "es", "fr", "hu", "id", "it", "ms", "nl", "pl", "pt", "ro", "sv", "sw", "tl", "tr", "vi")
+CYRILLIC = ("ru", "uk")
+PROFILED = LATIN + CYRILLIC
+
 GUESS_CHARS = 300  # the start of a prompt says its language; reading all 2,000 characters costs time
 
 
-def guess_language(text: str) -> str:
-    """The prompt's language as an ISO 639-1 code, or "und"."""
+def guess_language(text: str, profiles: Profiles | None = None) -> str:
+    """The prompt's language as an ISO 639-1 code, or "und". `profiles`: other than the
+    shipped ones (the benchmark's, made without the prompts it scores)."""
     text = text[:GUESS_CHARS]
     scripts = {script_of(ch) for ch in text if not ch.isascii()}
     for script, language in _SCRIPT_LANGUAGES:
         if script in scripts:
             return language
-    if "Cyrillic" in scripts:
-        ukrainian = len(_UKRAINIAN.findall(text))
-        return "uk" if ukrainian and ukrainian >= len(_RUSSIAN.findall(text)) else "ru"
     if "Arabic" in scripts:
         return "fa" if _PERSIAN.search(text) else "ar"
+    profiles = profiles or shipped_profiles()
     lowered = unicodedata.normalize("NFKC", text).lower()
     words = _WORD.findall(lowered)
+    if "Cyrillic" in scripts:
+        ukrainian, russian = len(_UKRAINIAN.findall(text)), len(_RUSSIAN.findall(text))
+        if ukrainian or russian:
+            return "uk" if ukrainian >= russian else "ru"
+        # neither's own letters ("Ти можеш ходити?"): their profiles decide
+        return profiles.likeliest(words, CYRILLIC, np.zeros(len(CYRILLIC)))
     if not words:
         return "und"
     votes = {lang: float(sum(w in vocab for w in words)) for lang, vocab in _VOCAB.items()}
     for lang, letters in _LETTERS.items():
         votes[lang] += 2 * min(3, sum(lowered.count(ch) for ch in letters))
-    # Character n-gram profiles (naive Bayes) decide; the votes above add a nudge in nats.
-    table = _profile_table()
-    counts = Counter(g for w in words for g in _grams(w))
-    rows = np.array([table.rows.get(g, -1) for g in counts], dtype=np.intp)
-    n = np.array(list(counts.values()), dtype=np.float64)
-    known = rows >= 0
-    logs = n[known] @ table.logs[rows[known]] + n[~known].sum() * table.floors
-    scores = logs / max(n.sum(), 1.0) + 0.3 * np.array([votes[lang] for lang in table.languages])
-    return table.languages[int(np.argmax(scores))]
+    return profiles.likeliest(words, LATIN, 0.3 * np.array([votes[lang] for lang in LATIN]))
 
 
 @dataclass(frozen=True)
-class _ProfileTable:
-    """The profiles as one matrix: a row per n-gram any profile knows, a column per language
-    (its floor where it does not know the n-gram), so a prompt is scored in one product."""
+class Profiles:
+    """Per language of PROFILED, the log-frequency of its commonest character 1-3-grams
+    (`arena.gatekeeper.fitting.language_profiles`), as one matrix: a row per n-gram any
+    profile knows, a column per language (its floor where it does not know the n-gram),
+    so a prompt is scored in one product."""
 
     languages: tuple[str, ...]
     rows: dict[str, int]
     logs: np.ndarray  # (n-grams, languages)
     floors: np.ndarray  # (languages,)
 
+    @classmethod
+    def of(cls, profiles: dict[str, dict[str, Any]]) -> Profiles:
+        """From `{lang: {"floor": float, "grams": {gram: log-frequency}}}`, as the JSON file holds them."""
+        languages = tuple(profiles)
+        grams = sorted({g for p in profiles.values() for g in p["grams"]})
+        floors = np.array([profiles[lang]["floor"] for lang in languages], dtype=np.float64)
+        logs = np.tile(floors, (len(grams), 1))
+        rows = {g: i for i, g in enumerate(grams)}
+        for column, lang in enumerate(languages):
+            for g, value in profiles[lang]["grams"].items():
+                logs[rows[g], column] = value
+        return cls(languages, rows, logs, floors)
 
-@cache
-def _profile_table() -> _ProfileTable:
-    profiles = _profiles()
-    languages = tuple(profiles)
-    grams = sorted({g for p in profiles.values() for g in p["grams"]})
-    floors = np.array([profiles[lang]["floor"] for lang in languages], dtype=np.float64)
-    logs = np.tile(floors, (len(grams), 1))
-    rows = {g: i for i, g in enumerate(grams)}
-    for column, lang in enumerate(languages):
-        for g, value in profiles[lang]["grams"].items():
-            logs[rows[g], column] = value
-    return _ProfileTable(languages, rows, logs, floors)
+    def likeliest(self, words: list[str], candidates: tuple[str, ...], nudge: np.ndarray) -> str:
+        """Of `candidates`, the language whose profile (naive Bayes) likes `words` best,
+        plus a `nudge` in nats per candidate."""
+        columns = np.array([self.languages.index(lang) for lang in candidates], dtype=np.intp)
+        counts = Counter(g for w in words for g in grams(w))
+        rows = np.array([self.rows.get(g, -1) for g in counts], dtype=np.intp)
+        n = np.array(list(counts.values()), dtype=np.float64)
+        known = rows >= 0
+        logs = n[known] @ self.logs[np.ix_(rows[known], columns)] + n[~known].sum() * self.floors[columns]
+        return candidates[int(np.argmax(logs / max(n.sum(), 1.0) + nudge))]
 
 
-def _grams(word: str) -> list[str]:
+def grams(word: str) -> list[str]:
+    """A word's character 1-3-grams, padded with a space each side (the profiles' units)."""
     padded = f" {word} "
     return [padded[i : i + n] for n in (1, 2, 3) for i in range(len(padded) - n + 1) if padded[i : i + n] != " "]
 
 
 @cache
-def _profiles() -> dict[str, dict[str, Any]]:
-    """Per Latin-script language, the log-frequency of its 700 commonest character 1-3-grams in the
-    gatekeeper's labelled prompts (and a floor for the rest); made by `arena.gatekeeper.build languages`."""
-    profiles: dict[str, dict[str, Any]] = json.loads(
-        Path(__file__).with_name("language_profiles.json").read_text("utf-8")
-    )
-    return profiles
+def shipped_profiles() -> Profiles:
+    """The profiles of `language_profiles.json` (`python -m arena.gatekeeper.build languages`),
+    made from the gatekeeper's labelled prompts."""
+    return Profiles.of(json.loads(Path(__file__).with_name("language_profiles.json").read_text("utf-8")))
