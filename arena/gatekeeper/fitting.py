@@ -15,8 +15,9 @@ import numpy as np
 
 from arena.gatekeeper.alignment import induce
 from arena.gatekeeper.dataset import DATA_DIR, LabelledPrompt, dataset_hash
+from arena.gatekeeper.facets import POLICY, Facet
 from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
-from arena.gatekeeper.model import OfflineModel
+from arena.gatekeeper.model import Head, OfflineModel
 from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors, mean_vectors, pack, sif_weights
 
 DEFAULT_C = 10.0
@@ -26,38 +27,55 @@ PIECE_SCALE = 6.0
 
 
 def fit_model(
-    rows: list[LabelledPrompt], keywords: Keywords | None, pieces: PieceVectors | None = None, *, c: float = DEFAULT_C
+    rows: list[LabelledPrompt],
+    keywords: Keywords | None,
+    pieces: PieceVectors | None = None,
+    *,
+    c: float = DEFAULT_C,
+    facets: tuple[Facet, ...] = POLICY,
 ) -> OfflineModel:
-    """Logistic regression on hashed n-grams, cross-lingual concepts (induced from these
+    """A head per facet (facets.py), each a logistic regression on the rows whose source
+    answers that facet, over hashed n-grams, cross-lingual concepts (induced from all these
     rows' translation groups, and the concept tables: keywords.py) and, with `pieces`, each
     prompt's mean piece vector (pieces.py), folded afterwards into a weight per piece. Each
-    (language, label) and each source weighs the same in total, so a big source (code)
-    does not teach the model that long means no."""
+    (language, answer) and each source weighs the same in total, so a big source (code)
+    does not teach a head that long means no."""
     import scipy.sparse as sp
-    from sklearn.linear_model import LogisticRegression
 
     from arena.gatekeeper.features import DIMENSIONS, feature_rows
 
     alignment = induce([(r.group, r.lang, r.prompt) for r in rows])
     data, indices, indptr = feature_rows([r.prompt for r in rows], alignment, keywords)
     x = sp.csr_matrix((data, indices, indptr), shape=(len(rows), DIMENSIONS))
+    tokeniser, sif, vectors = None, None, None
     if pieces is not None:
         tokeniser = pieces.tokeniser()
         cuts = [tokeniser.ids(r.prompt) for r in rows]
         sif = sif_weights(cuts, len(tokeniser))
         x = sp.hstack([x, sp.csr_matrix(PIECE_SCALE * mean_vectors(cuts, pieces.vectors, sif))]).tocsr()
+        vectors = pieces.vectors
+    heads = []
+    for facet in facets:
+        answers = [facet.of(r) for r in rows]
+        known = [i for i, answer in enumerate(answers) if answer is not None]
+        taught = [dataclasses.replace(rows[i], geographic=bool(answers[i])) for i in known]
+        coef, bias = _logistic(x[known], taught, c)
+        piece_weights = np.zeros(0, dtype=np.float32)
+        if vectors is not None and sif is not None:
+            # a prompt's vector block adds coef . (sum_k sif_k v_k) / n: the mean of one number a piece
+            piece_weights = (PIECE_SCALE * sif * (vectors @ coef[DIMENSIONS:])).astype(np.float32)
+        heads.append(Head(facet.name, coef[:DIMENSIONS].astype(np.float32), bias, piece_weights))
+    return OfflineModel(tuple(heads), "", len(rows), alignment, keywords, tokeniser)
+
+
+def _logistic(x: Any, rows: list[LabelledPrompt], c: float) -> tuple[np.ndarray, float]:
+    """The coefficients and intercept of an L2 logistic regression of `rows`' labels on `x`."""
+    from sklearn.linear_model import LogisticRegression
+
     y = np.array([r.geographic for r in rows], dtype=int)
     fitted = LogisticRegression(C=c, solver="liblinear", max_iter=2000)
     fitted.fit(x, y, sample_weight=balanced_weights(rows))
-    coef = fitted.coef_[0]
-    model = OfflineModel.from_weights(
-        coef[:DIMENSIONS], float(fitted.intercept_[0]), alignment=alignment, keywords=keywords, trained_on=len(rows)
-    )
-    if pieces is None:
-        return model
-    # a prompt's vector block adds coef . (sum_k sif_k v_k) / n: the mean of one number a piece
-    piece_weights = PIECE_SCALE * sif * (pieces.vectors @ coef[DIMENSIONS:])
-    return dataclasses.replace(model, tokeniser=tokeniser, piece_weights=piece_weights.astype(np.float32))
+    return fitted.coef_[0], float(fitted.intercept_[0])
 
 
 def balanced_weights(rows: list[LabelledPrompt]) -> np.ndarray:
@@ -92,8 +110,7 @@ def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
     path = DATA_DIR / "model.npz"
     digest = np.frombuffer(bytes.fromhex(dataset_hash(rows)), dtype=np.uint8)
     arrays: dict[str, np.ndarray] = {
-        "weights": model.weights,
-        "bias": np.array([model.bias], dtype=np.float64),
+        **model.arrays(),
         "dataset_sha256": digest,
         "trained_on": np.array([len(rows)], dtype=np.int64),
         "c": np.array([c], dtype=np.float64),
@@ -105,7 +122,6 @@ def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
         **keywords.arrays(),
         **{f"piece_{k}": v for k, v in pack(pieces.pieces).items()},
         "piece_scores": pieces.scores,
-        "piece_weights": model.piece_weights,
     }
     buffer = io.BytesIO()
     np.savez_compressed(buffer, allow_pickle=False, **arrays)

@@ -1,7 +1,9 @@
-"""The fitted offline gatekeeper: a weight per hashed n-gram, a weight per
-encoder piece (pieces.py) and a bias, read from `data/model.npz` (numpy
-arrays only, `allow_pickle=False`: loading it runs no code), with the concept
-tables (keywords.py) and the pieces' vocabulary it was fitted with.
+"""The fitted offline gatekeeper: a head per question of the policy
+(facets.py: is the photo in play? is it about a place?), each a weight per
+hashed n-gram, a weight per encoder piece (pieces.py) and a bias, read from
+`data/model.npz` (numpy arrays only, `allow_pickle=False`: loading it runs
+no code), with the concept tables (keywords.py) and the pieces' vocabulary
+it was fitted with. A prompt is taken when every head takes it.
 `python -m arena.gatekeeper.build fit` makes the file.
 """
 
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,36 +20,67 @@ from arena.gatekeeper.alignment import Alignment
 from arena.gatekeeper.dataset import DATA_DIR
 from arena.gatekeeper.features import DIMENSIONS, feature_indices
 from arena.gatekeeper.keywords import Keywords
-from arena.gatekeeper.pieces import Tokeniser, unpack
+from arena.gatekeeper.pieces import Tokeniser, pack, unpack
 
 MODEL_PATH = DATA_DIR / "model.npz"
 
 
 @dataclass(frozen=True)
-class OfflineModel:
-    weights: np.ndarray  # float32, one per feature bucket
+class Head:
+    """One facet's logistic regression: a weight per feature bucket, one per piece, a bias."""
+
+    name: str
+    weights: np.ndarray  # float32, DIMENSIONS
     bias: float
+    piece_weights: np.ndarray  # float32, one per piece of the model's tokeniser (none without)
+
+    def logit(self, idx: np.ndarray, cut: np.ndarray) -> float:
+        z = self.bias
+        if len(idx):
+            z += float(self.weights[idx].sum()) / math.sqrt(len(idx))
+        if len(cut) and len(self.piece_weights):
+            z += float(self.piece_weights[cut].sum()) / len(cut)
+        return z
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {
+            f"{self.name}_weights": self.weights,
+            f"{self.name}_bias": np.array([self.bias], dtype=np.float64),
+            f"{self.name}_piece_weights": self.piece_weights,
+        }
+
+    @classmethod
+    def from_arrays(cls, name: str, npz: np.lib.npyio.NpzFile) -> Head:
+        weights = np.ascontiguousarray(npz[f"{name}_weights"], dtype=np.float32)
+        if weights.shape != (DIMENSIONS,):
+            raise ValueError(f"head {name!r}: {weights.shape[0]} weights, the features need {DIMENSIONS}")
+        piece_weights = np.ascontiguousarray(npz[f"{name}_piece_weights"], dtype=np.float32)
+        return cls(name, weights, float(npz[f"{name}_bias"][0]), piece_weights)
+
+
+@dataclass(frozen=True)
+class OfflineModel:
+    heads: tuple[Head, ...]
     dataset_sha256: str  # of the prompts it was fitted on
     trained_on: int
     alignment: Alignment  # token -> cross-lingual concept, induced with the weights
     keywords: Keywords | None  # CLDR's keyword -> emoji concepts, or None for a model fitted without
     tokeniser: Tokeniser | None = None  # the encoder's pieces, or None for a model fitted without
-    piece_weights: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))  # one per piece
 
     @classmethod
     def load(cls, path: Path = MODEL_PATH) -> OfflineModel:
         with np.load(path, allow_pickle=False) as npz:
-            weights = np.ascontiguousarray(npz["weights"], dtype=np.float32)
-            if weights.shape != (DIMENSIONS,):
-                raise ValueError(f"{path}: {weights.shape[0]} weights, the features need {DIMENSIONS}")
             alignment = Alignment(
                 np.ascontiguousarray(npz["alignment_keys"], dtype=np.uint32),
                 np.ascontiguousarray(npz["alignment_concepts"], dtype=np.uint32),
             )
             pieces = unpack(npz["piece_text"], npz["piece_offsets"])
+            heads = tuple(Head.from_arrays(name, npz) for name in unpack(npz["head_text"], npz["head_offsets"]))
+            for head in heads:
+                if len(head.piece_weights) != len(pieces):
+                    raise ValueError(f"{path}: head {head.name!r} has {len(head.piece_weights)} piece weights")
             return cls(
-                weights,
-                float(npz["bias"][0]),
+                heads,
                 bytes(npz["dataset_sha256"]).hex(),
                 int(npz["trained_on"][0]),
                 alignment,
@@ -55,30 +88,24 @@ class OfflineModel:
                     **{k.removeprefix("keyword_"): npz[k] for k in npz.files if k.startswith("keyword_")}
                 ),
                 Tokeniser(pieces, npz["piece_scores"]),
-                np.ascontiguousarray(npz["piece_weights"], dtype=np.float32),
             )
 
-    @classmethod
-    def from_weights(
-        cls,
-        weights: np.ndarray,
-        bias: float,
-        *,
-        alignment: Alignment | None = None,
-        keywords: Keywords | None = None,
-        trained_on: int = 0,
-    ) -> OfflineModel:
-        weights = np.ascontiguousarray(weights, dtype=np.float32)
-        return cls(weights, bias, "", trained_on, alignment or Alignment.empty(), keywords)
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The heads as `load` reads them back (the rest of model.npz is fitting.py's)."""
+        out = {f"head_{k}": v for k, v in pack([h.name for h in self.heads]).items()}
+        for head in self.heads:
+            out |= head.arrays()
+        return out
+
+    def logits(self, prompt: str, lang: str | None = None) -> dict[str, float]:
+        """Each head's logit for one prompt (`lang`: its `guess_language`, when the caller has it)."""
+        idx = feature_indices(prompt, self.alignment, self.keywords, lang)
+        cut = np.array(self.tokeniser.ids(prompt) if self.tokeniser is not None else [], dtype=np.intp)
+        return {head.name: head.logit(idx, cut) for head in self.heads}
 
     def score(self, prompt: str, lang: str | None = None) -> float:
-        """P(geographic) of one prompt (`lang`: its `guess_language`, when the caller has it)."""
-        idx = feature_indices(prompt, self.alignment, self.keywords, lang)
-        z = self.bias
-        if len(idx):
-            z += float(self.weights[idx].sum()) / math.sqrt(len(idx))
-        if self.tokeniser is not None and (cut := self.tokeniser.ids(prompt)):
-            z += float(self.piece_weights[cut].sum()) / len(cut)
+        """P(geographic) of one prompt: the least sure head's, since every head must take it."""
+        z = min(self.logits(prompt, lang).values())
         return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
 
     def scores(self, prompts: list[str]) -> list[float]:

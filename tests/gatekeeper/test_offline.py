@@ -22,6 +22,7 @@ from arena.gatekeeper.dataset import (
     load_dataset,
 )
 from arena.gatekeeper.evaluate import FOLDS, Report, fold_of
+from arena.gatekeeper.facets import POLICY
 from arena.gatekeeper.features import DIMENSIONS, feature_indices, words_of
 from arena.gatekeeper.fitting import file_sha256
 from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
@@ -101,8 +102,9 @@ class TestShippedData:
         assert model.trained_on == len(load_dataset())
         with np.load(MODEL_PATH, allow_pickle=False) as npz:  # arrays only: loading runs no code
             assert set(npz.files) == {
-                "weights",
-                "bias",
+                "head_text",
+                "head_offsets",
+                *(f"{facet.name}_{part}" for facet in POLICY for part in ("weights", "bias", "piece_weights")),
                 "dataset_sha256",
                 "trained_on",
                 "c",
@@ -120,18 +122,18 @@ class TestShippedData:
                 "piece_text",
                 "piece_offsets",
                 "piece_scores",
-                "piece_weights",
             }
             # fitted with the keyword, synset and piece tables shipped beside it, and carrying all of them
             assert bytes(npz["keywords_sha256"]).hex() == file_sha256(KEYWORDS_PATH)
             assert bytes(npz["synsets_sha256"]).hex() == file_sha256(SYNSETS_PATH)
             assert bytes(npz["pieces_sha256"]).hex() == file_sha256(PIECES_PATH)
-            assert npz["weights"].shape == (DIMENSIONS,)
+            assert all(npz[f"{facet.name}_weights"].shape == (DIMENSIONS,) for facet in POLICY)
             assert np.all(np.diff(npz["alignment_keys"].astype(np.int64)) > 0)  # sorted, for searchsorted
         assert model.keywords is not None and model.keywords == Keywords.read_tsv()
         pieces = PieceVectors.read()
         assert model.tokeniser is not None and model.tokeniser.index == pieces.tokeniser().index
-        assert model.piece_weights.shape == (len(pieces.pieces),)
+        assert [head.name for head in model.heads] == [facet.name for facet in POLICY]
+        assert all(head.piece_weights.shape == (len(pieces.pieces),) for head in model.heads)
 
     def test_authored_files_are_written_line_for_line(self) -> None:
         # authored.py makes (section, line) a translation group in every file but English's:

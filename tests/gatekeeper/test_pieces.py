@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
+from arena.gatekeeper.facets import LABEL
 from arena.gatekeeper.fitting import fit_model
 from arena.gatekeeper.model import shipped_model
 from arena.gatekeeper.pieces import (
@@ -109,8 +110,8 @@ class TestFit:
         geographic = ("where is this photo", "this photo where", "photo where")
         rows = [LabelledPrompt(p, True, "en", "geo") for p in geographic]
         rows += [LabelledPrompt(p, False, "en", "other") for p in ("this joke", "code this", "joke code")]
-        with_pieces = fit_model(rows, None, pieces)
-        without = fit_model(rows, None)
+        with_pieces = fit_model(rows, None, pieces, facets=(LABEL,))
+        without = fit_model(rows, None, facets=(LABEL,))
         assert with_pieces.score("фото") > 0.5 > with_pieces.score("шутка")
         assert abs(without.score("фото") - without.score("шутка")) < 0.05  # n-grams alone cannot tell them apart
 

@@ -1,0 +1,72 @@
+"""The policy's two questions, each learnt by a head of the offline model.
+
+`policy.py` takes a prompt when it asks about *the place in the photo*: two
+things at once. The photo is in play (the question points at it: "this",
+"here", "in the picture") and the question is about a place (where it is,
+its country, climate, food, history). One logistic regression over words
+cannot learn that AND from words each half shares with a refusal: "this
+photo" is in every refusal about a photo's dog, "traditional food" in every
+quiz about Italy. So each facet is learnt by a head of its own, from the
+sources whose rows all answer it the same way, and the model takes a prompt
+when both heads do (model.py: the lower of the two logits).
+
+A facet is `None` for a source whose rows answer it both ways (XQuAD's
+Wikipedia questions are about places and about chemistry; the first
+arena's refusals mix photo questions with chat): those rows teach the other
+head only. Every source's facets agree with its label (tests check it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from arena.gatekeeper.dataset import LabelledPrompt
+
+
+@dataclass(frozen=True)
+class Facet:
+    name: str
+    of: Callable[[LabelledPrompt], bool | None]  # the row's answer, or None: not known from its source
+
+
+# source prefix -> (photo in play, about a place); the longest prefix that matches counts
+SOURCES: dict[str, tuple[bool | None, bool | None]] = {
+    "geoarena-authored:geo-": (True, True),
+    "geoarena-authored:not-geo-photo": (True, False),
+    "geoarena-authored:not-geo-other": (False, False),
+    "geoarena-authored:quiz": (False, True),
+    "geoarena-augmented:geo-place-templates": (True, True),
+    "geoarena-augmented:quiz-place-templates": (False, True),
+    # place words stuffed before a request: the request decides what it is about; a stuffed
+    # quiz is about a place, but would teach the place head that the stuffing is a sign of one
+    "geoarena-augmented:stuffing-not-geo-photo": (True, False),
+    "geoarena-augmented:stuffing-not-geo-other": (False, False),
+    "geoarena-augmented:stuffing-quiz": (False, None),
+    "geoarena-v1:geo": (True, True),
+    "geoarena-v1:not-geo": (None, None),
+    "xgqa:": (True, False),
+    "xquad:": (False, None),
+    "mhumaneval:": (False, False),
+    "chatterbot-corpus:": (False, False),
+}
+# chatterbot-corpus topics whose questions are often about a place ("What is the capital of ...?")
+_PLACE_CHAT = {"history", "history_brasil", "origen", "politics", "traveling", "trivia"}
+
+
+def facets_of(row: LabelledPrompt) -> tuple[bool | None, bool | None]:
+    """(photo in play, about a place) as the row's source says; KeyError for an unknown source."""
+    prefix = max((p for p in SOURCES if row.source.startswith(p)), key=len, default=None)
+    if prefix is None:
+        raise KeyError(f"{row.source!r}: no facets for this source in facets.SOURCES")
+    photo, place = SOURCES[prefix]
+    if prefix == "chatterbot-corpus:" and row.source.split(":", 1)[1] in _PLACE_CHAT:
+        place = None
+    return photo, place
+
+
+PHOTO = Facet("photo", lambda row: facets_of(row)[0])
+PLACE = Facet("place", lambda row: facets_of(row)[1])
+POLICY = (PHOTO, PLACE)
+# The label itself, as one head: a model that learns "geographic" directly (tests' small fits)
+LABEL = Facet("geographic", lambda row: row.geographic)

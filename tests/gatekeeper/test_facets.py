@@ -1,0 +1,92 @@
+"""The policy's two questions (facets.py), each a head of the offline model:
+is the photo in play, and is the question about a place?"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
+from arena.gatekeeper.facets import LABEL, PHOTO, PLACE, POLICY, facets_of
+from arena.gatekeeper.fitting import fit_model
+from arena.gatekeeper.model import shipped_model
+
+
+class TestSources:
+    def test_every_row_s_facets_agree_with_its_label(self) -> None:
+        answered = Counter()
+        for row in load_dataset():
+            photo, place = facets_of(row)  # KeyError for a source with no facets
+            if row.geographic:
+                assert photo is True and place is True, row
+            elif photo is not None and place is not None:
+                assert not (photo and place), row
+            answered[(photo is not None, place is not None)] += 1
+        # one source (the first arena's mixed refusals) answers neither
+        assert answered[(False, False)] == sum(r.source == "geoarena-v1:not-geo" for r in load_dataset())
+        assert answered[(True, True)] > 0.85 * len(load_dataset())
+
+    def test_an_unknown_source_is_named(self) -> None:
+        with pytest.raises(KeyError, match="somewhere:new"):
+            facets_of(LabelledPrompt("Where is this?", True, "en", "somewhere:new"))
+
+    def test_place_questions_in_chat_are_left_to_the_photo_head(self) -> None:
+        trivia = LabelledPrompt("What is the capital of Peru?", False, "en", "chatterbot-corpus:trivia")
+        food = LabelledPrompt("Do you like pizza?", False, "en", "chatterbot-corpus:food")
+        assert facets_of(trivia) == (False, None) and facets_of(food) == (False, False)
+
+
+def row(prompt: str, photo: bool, place: bool) -> LabelledPrompt:
+    source = {
+        (True, True): "geoarena-authored:geo-location",
+        (True, False): "geoarena-authored:not-geo-photo",
+        (False, True): "geoarena-authored:quiz",
+        (False, False): "geoarena-authored:not-geo-other",
+    }[(photo, place)]
+    return LabelledPrompt(prompt, photo and place, "en", source)
+
+
+class TestHeads:
+    def test_a_prompt_is_taken_only_when_both_heads_take_it(self) -> None:
+        rows = [
+            row("which country is in this photo", True, True),
+            row("which city is in the picture", True, True),
+            row("what breed is the dog in this photo", True, False),
+            row("how many cats are in the picture", True, False),
+            row("what is the capital city of peru", False, True),
+            row("which country borders chile", False, True),
+            row("tell me a joke about cats", False, False),
+            row("write a poem about a dog", False, False),
+        ]
+        model = fit_model(rows, None, facets=POLICY)
+        assert [head.name for head in model.heads] == ["photo", "place"]
+        logits = model.logits("which city is in this photo")
+        assert logits["photo"] > 0 and logits["place"] > 0 and model.score("which city is in this photo") > 0.5
+        dog = model.logits("what dog is in this photo")
+        assert dog["photo"] > 0 > dog["place"] and model.score("what dog is in this photo") < 0.5
+        quiz = model.logits("which country borders peru")
+        assert quiz["place"] > 0 > quiz["photo"] and model.score("which country borders peru") < 0.5
+
+    def test_one_head_learns_the_label(self) -> None:
+        rows = [row("which country is in this photo", True, True), row("tell me a joke", False, False)]
+        model = fit_model(rows, None, facets=(LABEL,))
+        assert [head.name for head in model.heads] == ["geographic"]
+        assert model.score("which country is in this photo") > 0.5 > model.score("tell me a joke")
+
+
+class TestShippedHeads:
+    @pytest.mark.parametrize(
+        ("prompt", "photo", "place"),
+        [
+            ("Which country is this street in?", True, True),
+            ("What is the capital of France?", False, True),
+            ("What breed is this dog?", True, False),
+            ("Write a Python function that reverses a list.", False, False),
+            ("Welche Sprache spricht man in diesem Dorf auf dem Foto?", True, True),
+            ("Was ist die Hauptstadt von Frankreich?", False, True),
+        ],
+    )
+    def test_each_head_answers_its_own_question(self, prompt: str, photo: bool, place: bool) -> None:
+        logits = shipped_model().logits(prompt)
+        assert (logits[PHOTO.name] > 0, logits[PLACE.name] > 0) == (photo, place), logits
