@@ -117,8 +117,8 @@ def main() -> int:
         _target(
             f"{name}: {result.overall.correct}/{result.overall.n}", result.overall.correct == result.overall.n, "all"
         )
-        for row, score in result.errors:
-            print(f"      miss  score={score:.3f}  {row.prompt[:110]!r}")
+        for miss in result.errors:
+            print(f"      miss  score={miss.score:.3f}  {miss.row.prompt[:110]!r}")
 
     for path in args.not_geo:
         lines = [line for line in path.read_text("utf-8").split("\n") if line.strip()]  # not splitlines: U+2028

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from arena.gatekeeper.dataset import LabelledPrompt
 
@@ -30,6 +31,12 @@ class Tally:
         return self.correct / self.n if self.n else 0.0
 
 
+class Miss(NamedTuple):
+    row: LabelledPrompt
+    score: float
+    heads: dict[str, float] | None = None  # each head's logit, when the offline model's
+
+
 @dataclass
 class Report:
     """Accuracy overall, per language and per source, with every error."""
@@ -39,9 +46,9 @@ class Report:
     sources: dict[str, Tally] = field(default_factory=dict)
     not_geo: Tally = field(default_factory=Tally)  # correct = refused
     geo: Tally = field(default_factory=Tally)  # correct = accepted
-    errors: list[tuple[LabelledPrompt, float]] = field(default_factory=list)
+    errors: list[Miss] = field(default_factory=list)
 
-    def add(self, row: LabelledPrompt, score: float, threshold: float) -> None:
+    def add(self, row: LabelledPrompt, score: float, threshold: float, heads: dict[str, float] | None = None) -> None:
         right = (score >= threshold) == row.geographic
         for tally in (
             self.overall,
@@ -52,7 +59,7 @@ class Report:
             tally.n += 1
             tally.correct += right
         if not right:
-            self.errors.append((row, score))
+            self.errors.append(Miss(row, score, heads))
 
     @property
     def not_geo_accepted(self) -> float:
@@ -80,9 +87,10 @@ class Report:
         out.append("per source:")
         out += [f"  {src}  {t.accuracy:.3f}  ({t.correct}/{t.n})" for src, t in sorted(self.sources.items())]
         out.append(f"errors ({len(self.errors)}):")
-        for row, score in self.errors[:max_errors]:
+        for row, score, heads in self.errors[:max_errors]:
             label = "geo" if row.geographic else "not-geo"
-            out.append(f"  [{row.lang} {row.source} {label} score={score:.3f}] {row.prompt[:160]!r}")
+            logits = "".join(f" {name}={z:+.2f}" for name, z in (heads or {}).items())
+            out.append(f"  [{row.lang} {row.source} {label} score={score:.3f}{logits}] {row.prompt[:160]!r}")
         if len(self.errors) > max_errors:
             out.append(f"  ... and {len(self.errors) - max_errors} more")
         return out
@@ -103,14 +111,29 @@ def evaluate_offline(
     c: float | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Report:
-    """Leave-sources-out cross-validation of the offline model (fits FOLDS models: needs scikit-learn)."""
-    return evaluate_model_scores(rows, held_out_scores(rows, c=c, progress=progress), threshold=threshold)
+    """Leave-sources-out cross-validation of the offline model (fits FOLDS models: needs scikit-learn);
+    each error is listed with its heads' logits, so it says which half of the policy was missed."""
+    from arena.gatekeeper.model import probability
+
+    report = Report()
+    for row, heads in zip(rows, held_out_logits(rows, c=c, progress=progress), strict=True):
+        report.add(row, probability(heads), threshold, heads)
+    return report
 
 
 def held_out_scores(
     rows: Sequence[LabelledPrompt], *, c: float | None = None, progress: Callable[[str], None] | None = None
 ) -> list[float]:
-    """Each row's score by the offline model fitted on the folds without it.
+    """Each row's score by the offline model fitted on the folds without it."""
+    from arena.gatekeeper.model import probability
+
+    return [probability(heads) for heads in held_out_logits(rows, c=c, progress=progress)]
+
+
+def held_out_logits(
+    rows: Sequence[LabelledPrompt], *, c: float | None = None, progress: Callable[[str], None] | None = None
+) -> list[dict[str, float]]:
+    """Each row's heads' logits by the offline model fitted on the folds without it.
 
     The shipped pieces (pieces.py) were made from every prompt, the held-out ones too; each
     fold's model keeps only those of the tables' words and of its training prompts, so a
@@ -119,7 +142,7 @@ def held_out_scores(
     from arena.gatekeeper.keywords import Keywords, table_words
     from arena.gatekeeper.pieces import PieceVectors
 
-    scores = [0.0] * len(rows)
+    logits: list[dict[str, float]] = [{} for _ in rows]
     keywords, pieces = Keywords.read_tsv(), PieceVectors.read()
     of_tables = pieces.seen_in(table_words())
     folds = [fold_of(r) for r in rows]
@@ -133,8 +156,8 @@ def held_out_scores(
         known = pieces.subset(of_tables | pieces.seen_in(r.prompt for r in train))
         model = fit_model(train, keywords, known, c=DEFAULT_C if c is None else c)
         for i in test:
-            scores[i] = model.score(rows[i].prompt)
-    return scores
+            logits[i] = model.logits(rows[i].prompt)
+    return logits
 
 
 async def evaluate_judge(rows: Sequence[LabelledPrompt], judge: Callable[[str], Awaitable[bool]]) -> Report:

@@ -104,12 +104,17 @@ class OfflineModel:
         return {head.name: head.logit(idx, cut) for head in self.heads}
 
     def score(self, prompt: str, lang: str | None = None) -> float:
-        """P(geographic) of one prompt: the least sure head's, since every head must take it."""
-        z = min(self.logits(prompt, lang).values())
-        return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+        """P(geographic) of one prompt."""
+        return probability(self.logits(prompt, lang))
 
     def scores(self, prompts: list[str]) -> list[float]:
         return [self.score(p) for p in prompts]
+
+
+def probability(logits: dict[str, float]) -> float:
+    """P(geographic) from the heads' logits: the least sure head's, since every head must take it."""
+    z = min(logits.values())
+    return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
 
 
 _lock = threading.Lock()

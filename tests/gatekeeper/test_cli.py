@@ -71,6 +71,7 @@ class TestClassifyCommand:
         for source in {r.source for r in picked}:
             assert f"  {source}  " in out
         assert "errors (" in out and "non-geographic accepted" in out
+        assert " photo=" in out and " place=" in out  # each error with its heads' logits
 
     async def test_evaluate_the_llm_judge(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

@@ -427,13 +427,13 @@ class TestEvaluationSplit:
     def test_report_counts_and_lists_errors(self) -> None:
         report = Report()
         report.add(LabelledPrompt("a", True, "en", "s1"), 0.9, 0.5)
-        report.add(LabelledPrompt("b", False, "en", "s1"), 0.7, 0.5)
+        report.add(LabelledPrompt("b", False, "en", "s1"), 0.7, 0.5, {"photo": 0.85, "place": 1.2})
         report.add(LabelledPrompt("c", False, "fr", "s2"), 0.1, 0.5)
         assert report.overall.accuracy == pytest.approx(2 / 3)
         assert report.not_geo_accepted == pytest.approx(0.5)
         assert report.sources["s1"].accuracy == 0.5 and report.languages["fr"].accuracy == 1.0
         text = "\n".join(report.lines())
-        assert "'b'" in text and "errors (1)" in text
+        assert "errors (1)" in text and "score=0.700 photo=+0.85 place=+1.20] 'b'" in text  # which half was missed
         assert report.headline() == (
             "accuracy 0.6667, non-geographic accepted 0.500, geographic refused 0.000, "
             "languages at 0.95 or more 1/2; worst en 0.500, fr 1.000"
