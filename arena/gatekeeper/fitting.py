@@ -47,13 +47,12 @@ def fit_model(
     alignment = induce([(r.group, r.lang, r.prompt) for r in rows])
     data, indices, indptr = feature_rows([r.prompt for r in rows], alignment, keywords)
     x = sp.csr_matrix((data, indices, indptr), shape=(len(rows), DIMENSIONS))
-    tokeniser, sif, vectors = None, None, None
+    tokeniser, sif = None, None
     if pieces is not None:
         tokeniser = pieces.tokeniser()
         cuts = [tokeniser.ids(r.prompt) for r in rows]
         sif = sif_weights(cuts, len(tokeniser))
         x = sp.hstack([x, sp.csr_matrix(PIECE_SCALE * mean_vectors(cuts, pieces.vectors, sif))]).tocsr()
-        vectors = pieces.vectors
     heads = []
     for facet in facets:
         answers = [facet.of(r) for r in rows]
@@ -61,9 +60,9 @@ def fit_model(
         taught = [dataclasses.replace(rows[i], geographic=bool(answers[i])) for i in known]
         coef, bias = _logistic(x[known], taught, c)
         piece_weights = np.zeros(0, dtype=np.float32)
-        if vectors is not None and sif is not None:
+        if pieces is not None and sif is not None:
             # a prompt's vector block adds coef . (sum_k sif_k v_k) / n: the mean of one number a piece
-            piece_weights = (PIECE_SCALE * sif * (vectors @ coef[DIMENSIONS:])).astype(np.float32)
+            piece_weights = (PIECE_SCALE * sif * (pieces.vectors @ coef[DIMENSIONS:])).astype(np.float32)
         heads.append(Head(facet.name, coef[:DIMENSIONS].astype(np.float32), bias, piece_weights))
     return OfflineModel(tuple(heads), "", len(rows), alignment, keywords, tokeniser)
 

@@ -288,7 +288,7 @@ class TestAlignment:
         aligned = feature_indices("Je, theluji huanguka hapa?", alignment)
         assert set(plain) < set(aligned)
         assert np.array_equal(feature_indices("zzqx", alignment), feature_indices("zzqx"))
-        assert len(Alignment.empty().lookup(np.array([1, 2], dtype=np.uint32))) == 0
+        assert len(induce([]).lookup(np.array([1, 2], dtype=np.uint32))) == 0  # an alignment of nothing
 
 
 def _concept(alignment: Alignment, token: str) -> int | None:
