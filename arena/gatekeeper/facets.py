@@ -10,18 +10,23 @@ quiz about Italy. So each facet is learnt by a head of its own, from the
 sources whose rows all answer it the same way, and the model takes a prompt
 when both heads do (model.py: the lower of the two logits).
 
-A facet is `None` for a source whose rows answer it both ways (XQuAD's
-Wikipedia questions are about places and about chemistry; the first
-arena's refusals mix photo questions with chat): those rows teach the other
-head only. Every source's facets agree with its label (tests check it).
+A source whose rows answer a facet both ways (XQuAD's Wikipedia questions
+are about places and about chemistry; the first arena's refusals mix photo
+questions with chat) has its rows' answers read one by one, in
+`data/facets.jsonl`; a facet still `None` there teaches the other head only.
+Every row's facets agree with its label (tests check it).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
-from arena.gatekeeper.dataset import LabelledPrompt
+from arena.gatekeeper.dataset import DATA_DIR, LabelledPrompt
+
+FACETS_PATH = DATA_DIR / "facets.jsonl"
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,12 @@ _PLACE_CHAT = {"history", "history_brasil", "origen", "politics", "traveling", "
 
 
 def facets_of(row: LabelledPrompt) -> tuple[bool | None, bool | None]:
-    """(photo in play, about a place) as the row's source says; KeyError for an unknown source."""
+    """(photo in play, about a place) as the row's own answers (`data/facets.jsonl`) or else
+    its source says; KeyError for an unknown source."""
+    by_row = row_answers()
+    own = by_row.get(row.group) if row.group else by_row.get(f"{row.lang}\t{row.source}\t{row.prompt}")
+    if own is not None:
+        return own
     prefix = max((p for p in SOURCES if row.source.startswith(p)), key=len, default=None)
     if prefix is None:
         raise KeyError(f"{row.source!r}: no facets for this source in facets.SOURCES")
@@ -63,6 +73,18 @@ def facets_of(row: LabelledPrompt) -> tuple[bool | None, bool | None]:
     if prefix == "chatterbot-corpus:" and row.source.split(":", 1)[1] in _PLACE_CHAT:
         place = None
     return photo, place
+
+
+@cache
+def row_answers() -> dict[str, tuple[bool | None, bool | None]]:
+    """The answers read row by row: a line of `data/facets.jsonl` names a translation group (its
+    answers hold in every language) or a row by its language, source and prompt."""
+    answers = {}
+    for line in FACETS_PATH.read_text("utf-8").splitlines():
+        item = json.loads(line)
+        key = item.get("group") or f"{item['lang']}\t{item['source']}\t{item['prompt']}"
+        answers[key] = (item["photo"], item["place"])
+    return answers
 
 
 PHOTO = Facet("photo", lambda row: facets_of(row)[0])

@@ -15,7 +15,7 @@ import numpy as np
 
 from arena.gatekeeper.alignment import induce
 from arena.gatekeeper.dataset import DATA_DIR, LabelledPrompt, dataset_hash
-from arena.gatekeeper.facets import POLICY, Facet
+from arena.gatekeeper.facets import FACETS_PATH, POLICY, Facet
 from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
 from arena.gatekeeper.model import Head, OfflineModel
 from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors, mean_vectors, pack, sif_weights
@@ -68,13 +68,37 @@ def fit_model(
 
 
 def _logistic(x: Any, rows: list[LabelledPrompt], c: float) -> tuple[np.ndarray, float]:
-    """The coefficients and intercept of an L2 logistic regression of `rows`' labels on `x`."""
+    """The coefficients and intercept of an L2 logistic regression of `rows`' labels on `x`,
+    its n-gram columns scaled by their evidence (`evidence_scale`) while it is fitted."""
+    import scipy.sparse as sp
     from sklearn.linear_model import LogisticRegression
 
-    y = np.array([r.geographic for r in rows], dtype=int)
+    y = np.array([r.geographic for r in rows], dtype=bool)
+    weights = balanced_weights(rows)
+    scale = evidence_scale(x, y, weights)
     fitted = LogisticRegression(C=c, solver="liblinear", max_iter=2000)
-    fitted.fit(x, y, sample_weight=balanced_weights(rows))
-    return fitted.coef_[0], float(fitted.intercept_[0])
+    fitted.fit(x @ sp.diags(scale), y.astype(int), sample_weight=weights)
+    # a weight learnt on a scaled column is a weight of scale times the prompt's own feature
+    return fitted.coef_[0] * scale, float(fitted.intercept_[0])
+
+
+# An n-gram's column is scaled by 1 + |r|, r its naive-Bayes log-count ratio in the rows a head is
+# fitted on (how much likelier it is in one answer's rows than the other's; Wang and Manning 2012,
+# "Baselines and bigrams"), with this many rows' weight added to each count. The L2 penalty then costs
+# a telling n-gram less than one seen on both sides alike, which is what a held-out source needs.
+EVIDENCE_SMOOTHING = 0.2
+
+
+def evidence_scale(x: Any, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each column's scale: 1 + |r| for the hashed n-grams, 1 for the piece vector's dimensions."""
+    from arena.gatekeeper.features import DIMENSIONS
+
+    seen = x[:, :DIMENSIONS].copy()
+    seen.data[:] = 1.0
+    yes = np.asarray(seen[y].T @ weights[y]).ravel() + EVIDENCE_SMOOTHING
+    no = np.asarray(seen[~y].T @ weights[~y]).ravel() + EVIDENCE_SMOOTHING
+    ratio = np.log(yes / yes.sum()) - np.log(no / no.sum())
+    return np.concatenate([1.0 + np.abs(ratio), np.ones(x.shape[1] - DIMENSIONS)])
 
 
 def balanced_weights(rows: list[LabelledPrompt]) -> np.ndarray:
@@ -118,6 +142,7 @@ def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
         "keywords_sha256": _sha256_array(KEYWORDS_PATH),
         "synsets_sha256": _sha256_array(SYNSETS_PATH),
         "pieces_sha256": _sha256_array(PIECES_PATH),
+        "facets_sha256": _sha256_array(FACETS_PATH),
         **keywords.arrays(),
         **{f"piece_{k}": v for k, v in pack(pieces.pieces).items()},
         "piece_scores": pieces.scores,

@@ -3,12 +3,13 @@ is the photo in play, and is the question about a place?"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import pytest
 
 from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
-from arena.gatekeeper.facets import LABEL, PHOTO, PLACE, POLICY, facets_of
+from arena.gatekeeper.facets import LABEL, PHOTO, PLACE, POLICY, facets_of, row_answers
 from arena.gatekeeper.fitting import fit_model
 from arena.gatekeeper.model import shipped_model
 
@@ -23,18 +24,36 @@ class TestSources:
             elif photo is not None and place is not None:
                 assert not (photo and place), row
             answered[(photo is not None, place is not None)] += 1
-        # one source (the first arena's mixed refusals) answers neither
-        assert answered[(False, False)] == sum(r.source == "geoarena-v1:not-geo" for r in load_dataset())
-        assert answered[(True, True)] > 0.85 * len(load_dataset())
+        # the rows answered one by one leave a facet open only where the reader could not tell
+        assert answered[(False, False)] == 0
+        assert answered[(True, True)] > 0.9 * len(load_dataset())
+
+    def test_row_answers_name_shipped_rows_and_only_fill_what_their_source_leaves_open(self) -> None:
+        rows = load_dataset()
+        groups = {r.group for r in rows}
+        keys = {f"{r.lang}\t{r.source}\t{r.prompt}" for r in rows}
+        for key in row_answers():
+            assert key in groups or key in keys, f"{key!r} names no row of data/prompts (stale after a collect?)"
+        for r in rows:
+            by_source = facets_of(dataclasses.replace(r, group="", prompt="\x00"))
+            for own, known in zip(facets_of(r), by_source, strict=True):
+                assert known is None or own == known, r
+
+    def test_the_first_arena_s_refusals_teach_both_heads(self) -> None:
+        v1 = [facets_of(r) for r in load_dataset() if r.source == "geoarena-v1:not-geo"]
+        assert Counter(v1)[(True, False)] > 0.8 * len(v1)  # mostly about a photo, not its place
+        assert Counter(v1)[(False, True)] > 0  # a few quizzes
 
     def test_an_unknown_source_is_named(self) -> None:
         with pytest.raises(KeyError, match="somewhere:new"):
             facets_of(LabelledPrompt("Where is this?", True, "en", "somewhere:new"))
 
-    def test_place_questions_in_chat_are_left_to_the_photo_head(self) -> None:
-        trivia = LabelledPrompt("What is the capital of Peru?", False, "en", "chatterbot-corpus:trivia")
+    def test_place_questions_in_chat_are_left_to_the_photo_head_unless_read(self) -> None:
+        unread = LabelledPrompt("What is the capital of Peru?", False, "en", "chatterbot-corpus:trivia")
         food = LabelledPrompt("Do you like pizza?", False, "en", "chatterbot-corpus:food")
-        assert facets_of(trivia) == (False, None) and facets_of(food) == (False, False)
+        assert facets_of(unread) == (False, None) and facets_of(food) == (False, False)
+        read = [facets_of(r) for r in load_dataset() if r.source == "chatterbot-corpus:trivia"]
+        assert (False, True) in read and (False, False) in read
 
 
 def row(prompt: str, photo: bool, place: bool) -> LabelledPrompt:

@@ -22,7 +22,7 @@ from arena.gatekeeper.dataset import (
     load_dataset,
 )
 from arena.gatekeeper.evaluate import FOLDS, Report, fold_of
-from arena.gatekeeper.facets import POLICY
+from arena.gatekeeper.facets import FACETS_PATH, POLICY
 from arena.gatekeeper.features import DIMENSIONS, feature_indices, words_of
 from arena.gatekeeper.fitting import file_sha256
 from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
@@ -119,14 +119,16 @@ class TestShippedData:
                 "keyword_unspaced",
                 "keyword_unspaced_rows",
                 "pieces_sha256",
+                "facets_sha256",
                 "piece_text",
                 "piece_offsets",
                 "piece_scores",
             }
-            # fitted with the keyword, synset and piece tables shipped beside it, and carrying all of them
+            # fitted with the keyword, synset and piece tables and the rows' facets shipped beside it
             assert bytes(npz["keywords_sha256"]).hex() == file_sha256(KEYWORDS_PATH)
             assert bytes(npz["synsets_sha256"]).hex() == file_sha256(SYNSETS_PATH)
             assert bytes(npz["pieces_sha256"]).hex() == file_sha256(PIECES_PATH)
+            assert bytes(npz["facets_sha256"]).hex() == file_sha256(FACETS_PATH)
             assert all(npz[f"{facet.name}_weights"].shape == (DIMENSIONS,) for facet in POLICY)
             assert np.all(np.diff(npz["alignment_keys"].astype(np.int64)) > 0)  # sorted, for searchsorted
         assert model.keywords is not None and model.keywords == Keywords.read_tsv()

@@ -112,7 +112,9 @@ class TestFit:
         rows += [LabelledPrompt(p, False, "en", "other") for p in ("this joke", "code this", "joke code")]
         with_pieces = fit_model(rows, None, pieces, facets=(LABEL,))
         without = fit_model(rows, None, facets=(LABEL,))
-        assert with_pieces.score("фото") > 0.5 > with_pieces.score("шутка")
+        # each word's pieces push its logit from the bias (a prompt with nothing known) towards its label
+        photo, joke = (with_pieces.logits(word)["geographic"] for word in ("фото", "шутка"))
+        assert photo > with_pieces.heads[0].bias > joke and photo - joke > 0.1
         assert abs(without.score("фото") - without.score("шутка")) < 0.05  # n-grams alone cannot tell them apart
 
     def test_the_folded_weights_give_the_mean_vector_times_its_weights(self) -> None:
