@@ -6,11 +6,13 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
 from arena.gatekeeper.facets import LABEL, PHOTO, PLACE, POLICY, facets_of, row_answers
-from arena.gatekeeper.fitting import fit_model
+from arena.gatekeeper.features import DIMENSIONS
+from arena.gatekeeper.fitting import evidence_scale, fit_model
 from arena.gatekeeper.model import shipped_model
 
 
@@ -35,7 +37,7 @@ class TestSources:
         for key in row_answers():
             assert key in groups or key in keys, f"{key!r} names no row of data/prompts (stale after a collect?)"
         for r in rows:
-            by_source = facets_of(dataclasses.replace(r, group="", prompt="\x00"))
+            by_source = facets_of(dataclasses.replace(r, group="", prompt="\x00"))  # no line names it
             for own, known in zip(facets_of(r), by_source, strict=True):
                 assert known is None or own == known, r
 
@@ -92,6 +94,26 @@ class TestHeads:
         model = fit_model(rows, None, facets=(LABEL,))
         assert [head.name for head in model.heads] == ["geographic"]
         assert model.score("which country is in this photo") > 0.5 > model.score("tell me a joke")
+
+
+class TestEvidence:
+    def test_a_telling_n_gram_is_scaled_up_and_one_on_both_sides_is_not(self) -> None:
+        import scipy.sparse as sp
+
+        # columns: on the yes side only, on both sides alike, never seen; then two dense dimensions
+        x = sp.hstack(
+            [
+                sp.csr_matrix(
+                    ([1.0, 1.0, 1.0, 1.0, 1.0, 1.0], ([0, 1, 0, 1, 2, 3], [0, 0, 1, 1, 1, 1])), (4, DIMENSIONS)
+                ),
+                sp.csr_matrix(np.ones((4, 2))),
+            ]
+        ).tocsr()
+        scale = evidence_scale(x, np.array([True, True, False, False]), np.ones(4))
+        assert scale.shape == (DIMENSIONS + 2,)
+        assert scale[0] > 2.0  # log((2 + s) / (0 + s)) with the smoothing s, plus one
+        assert scale[1] == pytest.approx(1.0, abs=0.01) and scale[2] == pytest.approx(1.0, abs=0.01)
+        assert np.all(scale[DIMENSIONS:] == 1.0)  # the piece vector's dimensions are left as they are
 
 
 class TestShippedHeads:
