@@ -12,7 +12,6 @@ import os
 import shutil
 import tempfile
 import uuid
-import weakref
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -106,8 +105,10 @@ def truncate_all(url: str) -> None:
 def _engines_disposed() -> Iterator[None]:
     """Every database engine that connected during a test is disposed when the test ends:
     its pooled connections are closed then, not by the garbage collector some tests later
-    (psycopg warns of each connection it finds still open)."""
-    engines: weakref.WeakSet[Engine] = weakref.WeakSet()
+    (psycopg warns of each connection it finds still open). The engines are held until then,
+    not weakly: a test or fixture that drops its engine early (`make_sessionmaker(make_engine(url))`
+    in a fixture that returns) would otherwise leave it to the collector, open connections and all."""
+    engines: set[Engine] = set()
 
     def connected(connection: Connection) -> None:
         engines.add(connection.engine)
