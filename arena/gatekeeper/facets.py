@@ -63,7 +63,7 @@ def facets_of(row: LabelledPrompt) -> tuple[bool | None, bool | None]:
     """(photo in play, about a place) as the row's own answers (`data/facets.jsonl`) or else
     its source says; KeyError for an unknown source."""
     by_row = row_answers()
-    own = by_row.get(row.group) if row.group else by_row.get(f"{row.lang}\t{row.source}\t{row.prompt}")
+    own = by_row.get(row.group) if row.group else by_row.get(row_key(row.lang, row.source, row.prompt))
     if own is not None:
         return own
     prefix = max((p for p in SOURCES if row.source.startswith(p)), key=len, default=None)
@@ -82,9 +82,14 @@ def row_answers() -> dict[str, tuple[bool | None, bool | None]]:
     answers = {}
     for line in FACETS_PATH.read_text("utf-8").splitlines():
         item = json.loads(line)
-        key = item.get("group") or f"{item['lang']}\t{item['source']}\t{item['prompt']}"
+        key = item.get("group") or row_key(item["lang"], item["source"], item["prompt"])
         answers[key] = (item["photo"], item["place"])
     return answers
+
+
+def row_key(lang: str, source: str, prompt: str) -> str:
+    """How `row_answers` names a row that belongs to no translation group."""
+    return f"{lang}\t{source}\t{prompt}"
 
 
 PHOTO = Facet("photo", lambda row: facets_of(row)[0])

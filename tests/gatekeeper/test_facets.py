@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
-from arena.gatekeeper.facets import LABEL, PHOTO, PLACE, POLICY, facets_of, row_answers
+from arena.gatekeeper.facets import LABEL, PHOTO, PLACE, POLICY, facets_of, row_answers, row_key
 from arena.gatekeeper.features import DIMENSIONS
 from arena.gatekeeper.fitting import evidence_scale, fit_model
 from arena.gatekeeper.model import shipped_model
@@ -33,7 +33,7 @@ class TestSources:
     def test_row_answers_name_shipped_rows_and_only_fill_what_their_source_leaves_open(self) -> None:
         rows = load_dataset()
         groups = {r.group for r in rows}
-        keys = {f"{r.lang}\t{r.source}\t{r.prompt}" for r in rows}
+        keys = {row_key(r.lang, r.source, r.prompt) for r in rows}
         for key in row_answers():
             assert key in groups or key in keys, f"{key!r} names no row of data/prompts (stale after a collect?)"
         for r in rows:
