@@ -95,6 +95,11 @@ class EventOutbox:
         while battle_id in self._waiting or battle_id in self._writing:
             await asyncio.sleep(0.01)
 
+    async def settle(self) -> None:
+        """Until the writer is done with what is waiting: at shutdown, before the engine goes."""
+        if self._writer is not None:
+            await asyncio.gather(self._writer, return_exceptions=True)
+
     async def _write_waiting(self) -> None:
         while self._waiting:
             self._writing, self._waiting = self._waiting, {}

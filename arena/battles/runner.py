@@ -127,6 +127,7 @@ class BattleRuns:
         self.hooks = hooks or BattleHooks()
         self._runs: dict[str, BattleRun] = {}
         self._starting: set[asyncio.Task[BattleRun | Unclaimed | None]] = set()  # claims being made
+        self._writes: set[asyncio.Task[None]] = set()  # database writes in worker threads (`write`)
         self.claims = BattleClaims(sessions, images)  # streams opened at once claim in one transaction
         self.following = Following(sessions, relay, self)  # streams of battles running elsewhere
         self._leases: asyncio.Task[None] | None = None  # renews the leases of the runs
@@ -265,6 +266,19 @@ class BattleRuns:
         if self._leases is not None:
             self._leases.cancel()
             await asyncio.gather(self._leases, return_exceptions=True)
+        # a cancelled run's last write goes on in its thread: the engine is disposed after this
+        await asyncio.gather(*self._writes, return_exceptions=True)
+        if self.outbox is not None:
+            await self.outbox.settle()
+
+    async def write(self, store: Callable[..., None], *args: Any) -> None:
+        """`store(*args)` in a worker thread. Cancelling the caller does not stop a thread, so the
+        write is shielded and `shutdown` waits for it: it lands, and its connection is returned
+        before the engine is disposed."""
+        task = asyncio.ensure_future(asyncio.to_thread(store, *args))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+        await asyncio.shield(task)
 
     async def _claim_and_start(self, battle_id: str) -> BattleRun | Unclaimed | None:
         """The battle's run, started here; or why not; None when its claim failed (the battle
@@ -274,7 +288,7 @@ class BattleRuns:
         except Exception:
             # e.g. the photo is not in this replica's image store
             log.exception("battle %s could not start", battle_id)
-            await asyncio.to_thread(self._persist_unstarted, battle_id)
+            await self.write(self._persist_unstarted, battle_id)
             return None
         if isinstance(claimed, Unclaimed):
             return claimed
@@ -330,7 +344,7 @@ class BattleRuns:
             if not battle_ids:
                 return
             try:
-                await asyncio.to_thread(self._persist_leases, battle_ids)
+                await self.write(self._persist_leases, battle_ids)
             except Exception:  # a database outage: the runs go on; their leases may lapse
                 log.warning("could not renew the leases of %d battle(s)", len(battle_ids), exc_info=True)
 
@@ -472,7 +486,7 @@ class BattleRun:
         status = "ready" if all(s.status == "done" for s in self.sides.values()) else "failed"
         try:
             flags = await asyncio.to_thread(self._flags) if status == "ready" else []
-            await asyncio.to_thread(self._persist_battle, status, flags)
+            await self.runs.write(self._persist_battle, status, flags)
         except Exception:
             # the battle stays `running` in the database until it is found stale
             log.exception("battle %s: could not store its outcome", self.battle_id)
@@ -538,7 +552,7 @@ class BattleRun:
         # markdown and style counts of a long answer are CPU work: off the event loop
         counts, html = await asyncio.to_thread(_style_and_html, answer)
         side.style = {**counts, "tool_calls": len(side.steps)}  # the style fit's tool-use feature
-        await asyncio.to_thread(self._persist_side, side)
+        await self.runs.write(self._persist_side, side)
         await self._report(side, ok=True)
         if self.runs.hooks.on_side_timing is not None:
             self.runs.hooks.on_side_timing(side.contender, side.first_text, side.latency_ms / 1000)
@@ -575,7 +589,7 @@ class BattleRun:
         side.error = message
         side.latency_ms = int((time.monotonic() - side.started) * 1000)
         log.warning("battle %s: contender %s failed: %s", self.battle_id, side.contender, message)
-        await asyncio.to_thread(self._persist_side, side)
+        await self.runs.write(self._persist_side, side)
         if provider_down:
             await self._report(side, ok=False)
         self._publish(BattleEvent("error", {"side": side.side, "message": message}))

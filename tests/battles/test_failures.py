@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 
 import httpx
@@ -141,6 +142,41 @@ class TestCancelledRun:
 
     async def test_an_unknown_battle_opens_no_stream(self, app):
         assert await app.state.services.battle_runs.open("no-such-battle") is None
+
+
+class TestShutdownWhileStoring:
+    @pytest.fixture
+    def settings(self, tmp_path, database_url, openai_server):
+        return arena_settings(tmp_path, database_url, openai_server[0], {"quick": "echo-quick", "slow": "slow-one"})
+
+    async def test_an_answer_being_stored_lands_before_shutdown_returns(self, client, app, photo_bytes, monkeypatch):
+        """An answer is stored in a worker thread, which cancelling its run does not stop; the
+        lifespan disposes the engine once `shutdown` returns, so `shutdown` waits for the write."""
+        from arena.battles import repository
+
+        real = repository.update_response
+        storing, release = threading.Event(), threading.Event()
+
+        def held(session, battle_id, side, **values):
+            if values.get("status") == "done":
+                storing.set()
+                release.wait(10)
+            return real(session, battle_id, side, **values)
+
+        monkeypatch.setattr(repository, "update_response", held)
+        created = await start_battle(client, photo_bytes)
+        runs = app.state.services.battle_runs
+        assert await runs.open(created["battle_id"]) is not None
+        assert await asyncio.to_thread(storing.wait, 10)  # the quick side's answer is being written
+        stopping = asyncio.create_task(runs.shutdown())
+        await asyncio.sleep(0.5)
+        assert not stopping.done()
+        release.set()
+        await asyncio.wait_for(stopping, 10)
+        with app.state.services.database.sessions() as session:
+            quick = session.scalars(select(Response).where(Response.contender == "quick")).one()
+            assert quick.status == "done" and quick.text
+            assert session.get(Battle, created["battle_id"]).status == "abandoned"
 
 
 class TestDatabaseFault:
