@@ -58,7 +58,7 @@ def fit_model(
         answers = [facet.of(r) for r in rows]
         known = [i for i, answer in enumerate(answers) if answer is not None]
         taught = [dataclasses.replace(rows[i], geographic=bool(answers[i])) for i in known]
-        coef, bias = _logistic(x[known], taught, c)
+        coef, bias = _logistic(x[known], taught, c, settled_elsewhere([rows[i] for i in known], facet, facets))
         piece_weights = np.zeros(0, dtype=np.float32)
         if pieces is not None and sif is not None:
             # a prompt's vector block adds coef . (sum_k sif_k v_k) / n: the mean of one number a piece
@@ -67,14 +67,17 @@ def fit_model(
     return OfflineModel(tuple(heads), "", len(rows), alignment, keywords, tokeniser)
 
 
-def _logistic(x: Any, rows: list[LabelledPrompt], c: float) -> tuple[np.ndarray, float]:
+def _logistic(x: Any, rows: list[LabelledPrompt], c: float, settled: np.ndarray) -> tuple[np.ndarray, float]:
     """The coefficients and intercept of an L2 logistic regression of `rows`' labels on `x`,
-    its n-gram columns scaled by their evidence (`evidence_scale`) while it is fitted."""
+    its n-gram columns scaled by their evidence (`evidence_scale`) while it is fitted; the
+    rows `settled` elsewhere weigh SETTLED_ELSEWHERE_WEIGHT."""
     import scipy.sparse as sp
     from sklearn.linear_model import LogisticRegression
 
     y = np.array([r.geographic for r in rows], dtype=bool)
     weights = balanced_weights(rows)
+    weights = np.where(settled, SETTLED_ELSEWHERE_WEIGHT * weights, weights)
+    weights *= len(rows) / weights.sum()
     scale = evidence_scale(x, y, weights)
     fitted = LogisticRegression(C=c, solver="liblinear", max_iter=2000)
     fitted.fit(x @ sp.diags(scale), y.astype(int), sample_weight=weights)
@@ -99,6 +102,21 @@ def evidence_scale(x: Any, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
     no = np.asarray(seen[~y].T @ weights[~y]).ravel() + EVIDENCE_SMOOTHING
     ratio = np.log(yes / yes.sum()) - np.log(no / no.sum())
     return np.concatenate([1.0 + np.abs(ratio), np.ones(x.shape[1] - DIMENSIONS)])
+
+
+# A prompt is taken when every head takes it (model.py), so a head only decides among the prompts
+# the others take. A row that answers yes to a head's question and no to another's (to the place
+# head, a quiz: a place, but no photo) is a case the other head settles, and weighs this much there.
+# A row that answers no to both (chat, code) keeps its weight in each: both heads refusing it is
+# what holds when one of them errs on a source it never saw. Held out by source on the 73,720 rows:
+# 0.9570 with 1, 0.9587 with 0.3, 0.9592 with 0.1; the real sources alone 0.947 at each.
+SETTLED_ELSEWHERE_WEIGHT = 0.1
+
+
+def settled_elsewhere(rows: list[LabelledPrompt], facet: Facet, facets: tuple[Facet, ...]) -> np.ndarray:
+    """Which of `rows` say yes to `facet` and no to another of `facets`."""
+    others = [other for other in facets if other is not facet]
+    return np.array([bool(facet.of(r)) and any(o.of(r) is False for o in others) for r in rows], dtype=bool)
 
 
 def balanced_weights(rows: list[LabelledPrompt]) -> np.ndarray:

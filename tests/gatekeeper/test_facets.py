@@ -12,7 +12,7 @@ import pytest
 from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
 from arena.gatekeeper.facets import LABEL, PHOTO, PLACE, POLICY, facets_of, row_answers, row_key
 from arena.gatekeeper.features import DIMENSIONS
-from arena.gatekeeper.fitting import evidence_scale, fit_model
+from arena.gatekeeper.fitting import evidence_scale, fit_model, settled_elsewhere
 from arena.gatekeeper.model import shipped_model
 
 
@@ -94,6 +94,28 @@ class TestHeads:
         model = fit_model(rows, None, facets=(LABEL,))
         assert [head.name for head in model.heads] == ["geographic"]
         assert model.score("which country is in this photo") > 0.5 > model.score("tell me a joke")
+
+
+class TestSettledElsewhere:
+    def test_a_row_only_the_other_head_refuses_is_settled_there(self) -> None:
+        rows = [
+            row("which country is in this photo", True, True),
+            row("what breed is the dog in this photo", True, False),
+            row("what is the capital city of peru", False, True),
+            row("tell me a joke about cats", False, False),
+        ]
+        # a quiz is a place question the photo head refuses; a dog's breed, a photo question the place head refuses
+        assert settled_elsewhere(rows, PLACE, POLICY).tolist() == [False, False, True, False]
+        assert settled_elsewhere(rows, PHOTO, POLICY).tolist() == [False, True, False, False]
+        assert not settled_elsewhere(rows, LABEL, (LABEL,)).any()  # one head: nothing is settled elsewhere
+
+    def test_a_settled_row_weighs_less_in_the_head_it_does_not_decide(self) -> None:
+        rows = [row("which city is in this photo", True, True), row("which city is the capital of peru", False, True)]
+        rows += [row("tell me a joke", False, False)]
+        quiz = "which city is the capital of peru"
+        both = fit_model(rows, None, facets=POLICY).logits(quiz)
+        alone = fit_model(rows, None, facets=(PLACE,)).logits(quiz)  # no photo head to settle the quiz
+        assert both["photo"] < 0 and 0 < both["place"] < alone["place"] - 0.5
 
 
 class TestEvidence:
