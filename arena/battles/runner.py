@@ -609,8 +609,8 @@ class BattleRun:
 
     async def _report(self, side: _Side, ok: bool) -> None:
         if self.runs.hooks.on_side_result is not None:
-            # the cool-down book may be the database: off the event loop
-            await asyncio.to_thread(self.runs.hooks.on_side_result, side.contender, ok)
+            # the cool-down book may be the database: off the event loop, and a write shutdown waits for
+            await self.runs.write(self.runs.hooks.on_side_result, side.contender, ok)
 
     def _flags(self) -> list[str]:
         if self.runs.hooks.flag_battle is None:
