@@ -7,11 +7,13 @@ Chinese and Japanese work like Swedish; word unigrams and bigrams carry
 phrases ("tell me", "this photo"); with an alignment (alignment.py) each
 token also carries the concept it shares with its translations in other
 languages, and with the concept tables (keywords.py) each word that names
-an emoji (CLDR) or a WordNet synset (Wiktionary) carries it. Every n-gram
-is hashed (a polynomial hash of code points, CRC-32 for words: stable
-across processes, unlike `hash`) into `DIMENSIONS` buckets; a prompt's
-vector is binary and L2-normalised, so a prompt stuffed with place words
-gets no more weight than one that names a single place.
+an emoji (CLDR) or a WordNet synset (Wiktionary) carries it; two aligned
+tokens near each other also carry their pair of concepts, a phrase that
+crosses languages. Every n-gram is hashed (a polynomial hash of code
+points, CRC-32 for words: stable across processes, unlike `hash`) into
+`DIMENSIONS` buckets; a prompt's vector is binary and L2-normalised, so a
+prompt stuffed with place words gets no more weight than one that names a
+single place.
 """
 
 from __future__ import annotations
@@ -91,7 +93,8 @@ def feature_indices(
     parts.append(np.fromiter((crc(t.encode("utf-8")) for t in grams), dtype=np.uint64, count=len(grams)))
     if alignment is not None and len(alignment):  # one more feature per token with a cross-lingual concept
         keys = np.fromiter((token_key(t) for t in tokens(words)), dtype=np.uint32)
-        parts.append(alignment.lookup(keys).astype(np.uint64))
+        positions, concepts = alignment.found(keys)
+        parts += [concepts.astype(np.uint64), concept_pairs(positions, concepts)]
     if keywords is not None:  # each emoji or synset a word names in the prompt's language, in KEYWORD_BUCKETS buckets
         lang = guess_language(text) if lang is None else lang
         named = keywords.lookup(words, lang).astype(np.uint64) * np.uint64(KEYWORD_BUCKETS)
@@ -100,6 +103,24 @@ def feature_indices(
     found = np.zeros(DIMENSIONS, dtype=bool)
     found[(np.concatenate(parts) & np.uint64(_MASK)).astype(np.intp)] = True
     return np.flatnonzero(found)
+
+
+# Two concepts at most this many tokens apart carry one more feature, the unordered pair: a phrase
+# ("this" + "town", "on" + "map") that every translation of it shares, whatever the word order.
+# Held out by source: 0.9592 without, 0.9618 with pairs up to 3 apart (the same up to 5).
+CONCEPT_PAIR_WINDOW = 3
+_PAIR_SALT = np.uint64(7)  # an offset of this family of hashes, as the character n-grams add their length
+
+
+def concept_pairs(positions: np.ndarray, concepts: np.ndarray) -> np.ndarray:
+    """A hash for each unordered pair of concepts whose tokens are at most CONCEPT_PAIR_WINDOW apart."""
+    c = concepts.astype(np.uint64)
+    parts = [np.zeros(0, np.uint64)]
+    for d in range(1, min(CONCEPT_PAIR_WINDOW, len(c) - 1) + 1):  # the pairs d concepts apart
+        near = positions[d:] - positions[:-d] <= CONCEPT_PAIR_WINDOW
+        a, b = c[:-d][near], c[d:][near]
+        parts.append(_mix(np.minimum(a, b) * POLY_PRIME + np.maximum(a, b) + _PAIR_SALT))
+    return np.concatenate(parts)
 
 
 def _mix(h: np.ndarray) -> np.ndarray:

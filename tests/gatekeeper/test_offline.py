@@ -23,7 +23,7 @@ from arena.gatekeeper.dataset import (
 )
 from arena.gatekeeper.evaluate import FOLDS, Report, fold_of
 from arena.gatekeeper.facets import FACETS_PATH, POLICY
-from arena.gatekeeper.features import DIMENSIONS, feature_indices, words_of
+from arena.gatekeeper.features import DIMENSIONS, concept_pairs, feature_indices, words_of
 from arena.gatekeeper.fitting import file_sha256
 from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
 from arena.gatekeeper.keywords import concept_key as emoji_concept
@@ -274,6 +274,7 @@ class TestAlignment:
     def test_unspaced_scripts_align_by_character_bigrams(self) -> None:
         assert tokens(["这里会下雪吗"]) == ["这里", "里会", "会下", "下雪", "雪吗"]
         assert tokens(["ここ", "snow"]) == ["ここ", "snow"]
+        assert tokens(["ที่นี่"]) == ["ที่", "ี่น", "่นี", "นี่"]  # Thai's marks are characters: trigrams
 
     def test_the_shipped_model_carries_concepts_across_languages(self) -> None:
         alignment = shipped_model().alignment
@@ -291,6 +292,22 @@ class TestAlignment:
         assert set(plain) < set(aligned)
         assert np.array_equal(feature_indices("zzqx", alignment), feature_indices("zzqx"))
         assert len(induce([]).lookup(np.array([1, 2], dtype=np.uint32))) == 0  # an alignment of nothing
+
+
+    def test_near_concepts_pair_whatever_the_word_order(self) -> None:
+        # "this town" in German and "mji huu" ("town this") in Swahili share the pair of their
+        # concepts; a third concept out of the window pairs with neither
+        table = sorted((token_key(t), c) for t, c in {"diese": 1, "huu": 1, "stadt": 2, "mji": 2, "ziwa": 3}.items())
+        alignment = Alignment(*(np.array(column, dtype=np.uint32) for column in zip(*table, strict=True)))
+
+        def pairs(text: str) -> set[int]:
+            keys = np.array([token_key(t) for t in tokens(words_of(text))], dtype=np.uint32)
+            return set(concept_pairs(*alignment.found(keys)).tolist())
+
+        assert pairs("diese Stadt") == pairs("mji huu") and len(pairs("mji huu")) == 1
+        assert pairs("mji huu kwa sababu gani ziwa") == pairs("mji huu")  # ziwa is four tokens from huu
+        assert len(pairs("mji huu karibu ziwa")) == 3
+        assert set(feature_indices("mji huu")) < set(feature_indices("mji huu", alignment))
 
 
 def _concept(alignment: Alignment, token: str) -> int | None:
