@@ -293,7 +293,6 @@ class TestAlignment:
         assert np.array_equal(feature_indices("zzqx", alignment), feature_indices("zzqx"))
         assert len(induce([]).lookup(np.array([1, 2], dtype=np.uint32))) == 0  # an alignment of nothing
 
-
     def test_near_concepts_pair_whatever_the_word_order(self) -> None:
         # "this town" in German and "mji huu" ("town this") in Swahili share the pair of their
         # concepts; a third concept out of the window pairs with neither
