@@ -271,7 +271,7 @@ class TestAlignment:
         }
         assert len(seen) == 1
 
-    def test_unspaced_scripts_align_by_character_bigrams(self) -> None:
+    def test_unspaced_scripts_align_by_character_ngrams(self) -> None:
         assert tokens(["这里会下雪吗"]) == ["这里", "里会", "会下", "下雪", "雪吗"]
         assert tokens(["ここ", "snow"]) == ["ここ", "snow"]
         assert tokens(["ที่นี่"]) == ["ที่", "ี่น", "่นี", "นี่"]  # Thai's marks are characters: trigrams
