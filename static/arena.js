@@ -266,7 +266,7 @@
       return showFormError("The arena could not be reached. Check your connection and try again.");
     }
     setBusy(false);
-    if (!response.ok) return showFormError(serverMessage(response, data));
+    if (!response.ok) return showFormError(serverMessage(response, data), null, response.headers.get("Content-Language"));
     rememberVisit();
     startBattle({
       battle_id: data.battle_id,
@@ -759,8 +759,13 @@
     return `The request was refused (HTTP ${response.status}).`;
   }
 
-  function showFormError(message, focusTarget) {
+  // A refusal comes in the question's language (Content-Language); Hebrew, Arabic and Persian read right to left.
+  const RIGHT_TO_LEFT = new Set(["ar", "fa", "he"]);
+
+  function showFormError(message, focusTarget, lang) {
     formError.textContent = message;
+    formError.lang = lang || "en";
+    formError.dir = RIGHT_TO_LEFT.has(formError.lang) ? "rtl" : "auto";
     formError.hidden = false;
     if (focusTarget) focusTarget.focus();
   }

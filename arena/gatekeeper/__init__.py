@@ -3,7 +3,7 @@
 gatekeeper = build_gatekeeper(pool_config, deps)
 verdict = await gatekeeper.classify(prompt)
 if not verdict.geographic:
-    ...  # 422 {"error": "not_geographic", "message": verdict.reason}
+    ...  # 422 {"error": "not_geographic", "message": verdict.reason}, Content-Language: verdict.lang
 """
 
 from arena.gatekeeper.gatekeeper import (

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from arena.config import ContenderConfig, PoolConfig
 from arena.gatekeeper.model import OfflineModel, shipped_model
-from arena.gatekeeper.policy import in_words, refusal
+from arena.gatekeeper.policy import REFUSALS, in_words, refusal
 from arena.geo.language import guess_language
 
 log = logging.getLogger(__name__)
@@ -40,12 +40,14 @@ class Verdict:
     """`score` is the confidence that the prompt is geographic (0..1);
     `classifier` names who decided, as a short stable key (fit for counting
     rejections by): "offline", "llm:<model>", "offline (llm fallback)",
-    "empty", "no words" (policy.in_words) or "off"."""
+    "empty", "no words" (policy.in_words) or "off". `lang` is the language
+    `reason` is written in."""
 
     geographic: bool
     reason: str
     score: float
     classifier: str
+    lang: str = "en"
 
 
 class Gatekeeper:
@@ -62,9 +64,9 @@ class Gatekeeper:
             return Verdict(True, "The gatekeeper is switched off.", 1.0, "off")
         offline = await self._classifier()
         if not text:
-            return Verdict(False, rejection_message("en"), 0.0, "empty")
+            return _refusal("en", 0.0, "empty")
         if not in_words(text):  # nothing to read, so nothing for a judge to be paid for either
-            return Verdict(False, rejection_message(guess_language(text)), 0.0, "no words")
+            return _refusal(guess_language(text), 0.0, "no words")
         if self.mode == "llm" and self.judge is not None:
             try:
                 geographic, why = await self.judge.judge(text)
@@ -73,7 +75,7 @@ class Gatekeeper:
                 return self._offline_verdict(offline, text, FALLBACK)
             if geographic:
                 return Verdict(True, why, 1.0, self.judge.name)
-            return Verdict(False, rejection_message(guess_language(text)), 0.0, self.judge.name)
+            return _refusal(guess_language(text), 0.0, self.judge.name)
         return self._offline_verdict(offline, text, "offline")
 
     async def warm(self) -> None:
@@ -91,7 +93,7 @@ class Gatekeeper:
         score = offline.score(text, lang)
         if score >= self.threshold:
             return Verdict(True, "A question about the place in the photo.", round(score, 4), classifier)
-        return Verdict(False, rejection_message(lang), round(score, 4), classifier)
+        return _refusal(lang, round(score, 4), classifier)
 
     async def _classifier(self) -> OfflineModel:
         if self._offline is None:
@@ -141,6 +143,12 @@ def _judge_config(section: dict[str, Any], pool_config: PoolConfig) -> Contender
 def _short(exc: BaseException) -> str:
     text = str(getattr(exc, "message", "") or exc) or type(exc).__name__
     return text[:120]
+
+
+def _refusal(language: str, score: float, classifier: str) -> Verdict:
+    """A refusal written in `language`, or in English when the policy has none in it."""
+    lang = language if language in REFUSALS else "en"
+    return Verdict(False, rejection_message(lang), score, classifier, lang)
 
 
 def rejection_message(language: str) -> str:

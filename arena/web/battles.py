@@ -152,7 +152,8 @@ async def _create_battle(
         if not verdict.geographic:
             await db.run(repository.count_rejection, verdict.classifier[:100])
             GATEKEEPER_REFUSALS.labels(classifier=verdict.classifier[:100]).inc()
-            raise ClientError(422, "not_geographic", verdict.reason)
+            # the refusal is in the prompt's language: the page sets its lang and direction from this
+            raise ClientError(422, "not_geographic", verdict.reason, headers={"Content-Language": verdict.lang})
         data = await upload.read(settings.max_upload_bytes + 1) if isinstance(upload, UploadFile) else b""
         share, location, place = form.get("share_location"), form.get("location"), form.get("place")
     if reused is not None:

@@ -210,6 +210,7 @@ class TestGatekeeper:
         body = response.json()
         assert body["error"] == "not_geographic"
         assert "questions about the place in your photo" in body["message"]
+        assert response.headers["content-language"] == "en"  # the refusal's language, for the page
         with app.state.services.database.sessions() as session:
             assert session.scalars(select(Battle)).first() is None
             counters = {r.reason: r.count for r in session.scalars(select(GatekeeperRejection))}

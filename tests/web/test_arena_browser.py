@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from arena.gatekeeper.policy import REFUSALS
 from tests.conftest import SCREENSHOTS
 from tests.web.conftest import ArenaServer, free_port, serve_arena
 
@@ -147,6 +148,22 @@ class TestArenaInBrowser:
 
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / "arena-refusal-phone.png"), full_page=True)
+
+    def test_a_hebrew_refusal_reads_right_to_left(
+        self, arena_server: ArenaServer, phone: Any, sample_photo: Path
+    ) -> None:
+        page = phone
+        page.goto(arena_server.url + "/")
+        page.get_by_label("Drop a photo here").set_input_files(sample_photo)
+        page.get_by_label("Your question").fill("מה הבירה של צרפת?")  # "What is the capital of France?": a quiz
+        page.get_by_role("button", name="Start battle").click()
+        alert = page.get_by_role("alert")
+        alert.wait_for()
+        assert alert.inner_text() == REFUSALS["he"]
+        # the sentence starts with the Latin "GeoArena", so only the language can say which way it reads
+        assert (alert.get_attribute("lang"), alert.get_attribute("dir")) == ("he", "rtl")
+        assert alert.evaluate("e => getComputedStyle(e).borderRightWidth") == "4px"  # its bar on the reading side
+        page.screenshot(path=str(SCREENSHOTS / "arena-refusal-hebrew-phone.png"), full_page=True)
 
     def test_drop_a_photo_on_the_zone(self, arena_server: ArenaServer, desktop: Any, sample_photo: Path) -> None:
         page = desktop
