@@ -111,7 +111,10 @@ class TestChallenge:
     async def test_solved_once_starts_one_battle(self, client, app, photo_bytes):
         puzzle = (await client.get("/api/challenge")).json()
         assert puzzle["required"] and puzzle["bits"] == 8
-        wrong = await self._post(client, photo_bytes, puzzle["token"], "not-it")
+        # one guess in 2**8 solves an 8-bit puzzle by luck: take a guess that does not
+        misses = (f"not-it-{i}" for i in range(100))
+        guess = next(m for m in misses if not _solves(puzzle["token"], m, puzzle["bits"]))
+        wrong = await self._post(client, photo_bytes, puzzle["token"], guess)
         assert wrong.status_code == 403 and wrong.json()["error"] == "challenge_unsolved"
         answer = solve(puzzle["token"], puzzle["bits"])
         assert (await self._post(client, photo_bytes, puzzle["token"], answer)).status_code == 201
@@ -225,9 +228,13 @@ class TestLimitsAcrossReplicas:
 
 def solve(token: str, bits: int) -> str:
     n = 0
-    while integrity.leading_zero_bits(hashlib.sha256(f"{token}:{n}".encode()).digest()) < bits:
+    while not _solves(token, str(n), bits):
         n += 1
     return str(n)
+
+
+def _solves(token: str, solution: str, bits: int) -> bool:
+    return integrity.leading_zero_bits(hashlib.sha256(f"{token}:{solution}".encode()).digest()) >= bits
 
 
 class TestTooFastIsARiskSignal:
