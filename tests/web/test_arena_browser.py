@@ -153,10 +153,7 @@ class TestArenaInBrowser:
         self, arena_server: ArenaServer, phone: Any, sample_photo: Path
     ) -> None:
         page = phone
-        page.goto(arena_server.url + "/")
-        page.get_by_label("Drop a photo here").set_input_files(sample_photo)
-        page.get_by_label("Your question").fill("מה הבירה של צרפת?")  # "What is the capital of France?": a quiz
-        page.get_by_role("button", name="Start battle").click()
+        ask(page, arena_server.url, sample_photo, "מה הבירה של צרפת?")  # "What is the capital of France?": a quiz
         alert = page.get_by_role("alert")
         alert.wait_for()
         assert alert.inner_text() == REFUSALS["he"]
@@ -183,10 +180,7 @@ class TestArenaInBrowser:
         self, arena_with_a_dead_contender: ArenaServer, desktop: Any, sample_photo: Path
     ) -> None:
         page = desktop
-        page.goto(arena_with_a_dead_contender.url + "/")
-        page.get_by_label("Drop a photo here").set_input_files(sample_photo)
-        page.get_by_label("Your question").fill("Where was this taken? Explain your reasoning.")
-        page.get_by_role("button", name="Start battle").click()
+        ask(page, arena_with_a_dead_contender.url, sample_photo, "Where was this taken? Explain your reasoning.")
 
         new_battle = page.get_by_role("button", name="New battle")
         new_battle.wait_for(timeout=ANSWER_TIMEOUT_MS)
@@ -223,3 +217,11 @@ def drop(page: Any, name: str, mime: str, data: bytes) -> None:
     )
     page.dispatch_event("#dropzone", "dragenter", {"dataTransfer": transfer})
     page.dispatch_event("#dropzone", "drop", {"dataTransfer": transfer})
+
+
+def ask(page: Any, url: str, photo: Path, question: str) -> None:
+    """Open the arena, give it `photo` and `question`, and start the battle."""
+    page.goto(url + "/")
+    page.get_by_label("Drop a photo here").set_input_files(photo)
+    page.get_by_label("Your question").fill(question)
+    page.get_by_role("button", name="Start battle").click()
