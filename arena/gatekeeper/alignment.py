@@ -65,10 +65,6 @@ class Alignment:
     keys: np.ndarray  # uint32, sorted
     concepts: np.ndarray  # uint32, same length
 
-    def lookup(self, token_keys: np.ndarray) -> np.ndarray:
-        """The concept keys of the tokens that have one."""
-        return self.found(token_keys)[1]
-
     def found(self, token_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The positions of the tokens that have a concept, and their concept keys."""
         if not len(self.keys) or not len(token_keys):

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from arena.config import ContenderConfig, PoolConfig
 from arena.gatekeeper.model import OfflineModel, shipped_model
-from arena.gatekeeper.policy import REFUSALS, in_words, refusal
+from arena.gatekeeper.policy import in_words, refusal, refusal_language
 from arena.geo.language import guess_language
 
 log = logging.getLogger(__name__)
@@ -147,8 +147,7 @@ def _short(exc: BaseException) -> str:
 
 def _refusal(language: str, score: float, classifier: str) -> Verdict:
     """A refusal written in `language`, or in English when the policy has none in it."""
-    lang = language if language in REFUSALS else "en"
-    return Verdict(False, rejection_message(lang), score, classifier, lang)
+    return Verdict(False, rejection_message(language), score, classifier, refusal_language(language))
 
 
 def rejection_message(language: str) -> str:

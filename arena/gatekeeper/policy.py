@@ -203,4 +203,9 @@ LONG_LETTERS = 20  # "Where?", "哪里？" and "где?" are short and few-lette
 
 def refusal(language: str) -> str:
     """The refusal in `language` (an ISO 639-1 code), English for any other."""
-    return REFUSALS.get(language, REFUSALS["en"])
+    return REFUSALS[refusal_language(language)]
+
+
+def refusal_language(language: str) -> str:
+    """The language `refusal(language)` is written in: `language`, or English when it has none."""
+    return language if language in REFUSALS else "en"

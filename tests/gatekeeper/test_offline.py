@@ -291,7 +291,7 @@ class TestAlignment:
         aligned = feature_indices("Je, theluji huanguka hapa?", alignment)
         assert set(plain) < set(aligned)
         assert np.array_equal(feature_indices("zzqx", alignment), feature_indices("zzqx"))
-        assert len(induce([]).lookup(np.array([1, 2], dtype=np.uint32))) == 0  # an alignment of nothing
+        assert len(induce([]).found(np.array([1, 2], dtype=np.uint32))[1]) == 0  # an alignment of nothing
 
     def test_near_concepts_pair_whatever_the_word_order(self) -> None:
         # "this town" in German and "mji huu" ("town this") in Swahili share the pair of their
@@ -310,7 +310,7 @@ class TestAlignment:
 
 
 def _concept(alignment: Alignment, token: str) -> int | None:
-    found = alignment.lookup(np.array([token_key(token)], dtype=np.uint32))
+    _, found = alignment.found(np.array([token_key(token)], dtype=np.uint32))
     return int(found[0]) if len(found) else None
 
 
