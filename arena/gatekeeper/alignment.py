@@ -42,12 +42,23 @@ def tokens(words: Iterable[str]) -> list[str]:
     """The units aligned across languages: words, or character n-grams of unspaced scripts."""
     out: list[str] = []
     for word in words:
-        n = 3 if THAI.match(word) else 2
-        if len(word) >= n and UNSPACED.match(word):
-            out += [word[i : i + n] for i in range(len(word) - n + 1)]
-        else:
-            out.append(word)
+        n = _cut(word)
+        out += [word[i : i + n] for i in range(len(word) - n + 1)] if n else [word]
     return out
+
+
+def token_starts(words: Sequence[str]) -> np.ndarray:
+    """Where each word's first token is in `tokens(words)`, and their number at the end."""
+    counts = [len(word) - n + 1 if (n := _cut(word)) else 1 for word in words]
+    return np.concatenate([[0], np.cumsum(counts, dtype=np.intp)]).astype(np.intp)
+
+
+def _cut(word: str) -> int:
+    """The length of a word's character n-grams, or 0 when the word is one token."""
+    if word[0] < "\u0e00":  # before Thai, the first of the unspaced scripts: most words, at once
+        return 0
+    n = 3 if THAI.match(word) else 2
+    return n if len(word) >= n and UNSPACED.match(word) else 0
 
 
 def token_key(token: str) -> int:

@@ -141,9 +141,10 @@ def held_out_logits(
     from arena.gatekeeper.fitting import DEFAULT_C, fit_model
     from arena.gatekeeper.keywords import Keywords, table_words
     from arena.gatekeeper.pieces import PieceVectors
+    from arena.gatekeeper.places import PlaceNames
 
     logits: list[dict[str, float]] = [{} for _ in rows]
-    keywords, pieces = Keywords.read_tsv(), PieceVectors.read()
+    keywords, pieces, places = Keywords.read_tsv(), PieceVectors.read(), PlaceNames.from_gazetteer()
     of_tables = pieces.seen_in(table_words())
     folds = [fold_of(r) for r in rows]
     for fold in range(FOLDS):
@@ -154,7 +155,7 @@ def held_out_logits(
         if progress:
             progress(f"fold {fold + 1}/{FOLDS}: fitting on {len(train)}, scoring {len(test)} unseen")
         known = pieces.subset(of_tables | pieces.seen_in(r.prompt for r in train))
-        model = fit_model(train, keywords, known, c=DEFAULT_C if c is None else c)
+        model = fit_model(train, keywords, known, places, c=DEFAULT_C if c is None else c)
         for i in test:
             logits[i] = model.logits(rows[i].prompt)
     return logits

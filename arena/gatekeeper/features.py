@@ -9,7 +9,8 @@ token also carries the concept it shares with its translations in other
 languages, and with the concept tables (keywords.py) each word that names
 an emoji (CLDR) or a WordNet synset (Wiktionary) carries it; two aligned
 tokens near each other also carry their pair of concepts, a phrase that
-crosses languages. Every n-gram is hashed (a polynomial hash of code
+crosses languages; with the place names (places.py), a country's, region's
+or city's name carries the concept "a place", which pairs as well. Every n-gram is hashed (a polynomial hash of code
 points, CRC-32 for words: stable across processes, unlike `hash`) into
 `DIMENSIONS` buckets; a prompt's vector is binary and L2-normalised, so a
 prompt stuffed with place words gets no more weight than one that names a
@@ -27,6 +28,7 @@ import numpy as np
 
 from arena.gatekeeper.alignment import Alignment, token_key, tokens
 from arena.gatekeeper.keywords import POLY_PRIME, Keywords
+from arena.gatekeeper.places import PlaceNames
 from arena.geo.language import guess_language
 
 # The training prompts' n-grams and concepts fill some 496,000 of these 2**20 buckets, more than 2**18
@@ -68,7 +70,11 @@ def words_of(text: str) -> list[str]:
 
 
 def feature_indices(
-    text: str, alignment: Alignment | None = None, keywords: Keywords | None = None, lang: str | None = None
+    text: str,
+    alignment: Alignment | None = None,
+    keywords: Keywords | None = None,
+    lang: str | None = None,
+    places: PlaceNames | None = None,
 ) -> np.ndarray:
     """The sorted, distinct buckets of one prompt's n-grams, and of the cross-lingual
     concepts its tokens carry when an `alignment` (alignment.py) or CLDR's `keywords`
@@ -97,7 +103,16 @@ def feature_indices(
     if alignment is not None and len(alignment):  # one more feature per token with a cross-lingual concept
         keys = np.fromiter((token_key(t) for t in tokens(words)), dtype=np.uint32)
         positions, concepts = alignment.found(keys)
-        parts += [concepts.astype(np.uint64), concept_pairs(positions, concepts)]
+        parts.append(concepts.astype(np.uint64))
+        if places is not None:  # a place's name is a concept too, "a place", beside its tokens' own
+            at, kinds = places.find(words)
+            if len(at):
+                parts.append(_place_features(kinds))
+                positions = np.concatenate([positions, at])
+                concepts = np.concatenate([concepts, np.full(len(at), PLACE_CONCEPT, dtype=np.uint32)])
+                order = np.argsort(positions, kind="stable")
+                positions, concepts = positions[order], concepts[order]
+        parts.append(concept_pairs(positions, concepts))
     if keywords is not None:  # each emoji or synset a word names in the prompt's language, in KEYWORD_BUCKETS buckets
         lang = guess_language(text) if lang is None else lang
         named = keywords.lookup(words, lang).astype(np.uint64) * np.uint64(KEYWORD_BUCKETS)
@@ -113,6 +128,7 @@ def feature_indices(
 # Held out by source: 0.9592 without, 0.9618 with pairs up to 3 apart (the same up to 5).
 CONCEPT_PAIR_WINDOW = 3
 _PAIR_SALT = np.uint64(7)  # an offset of this family of hashes, as the character n-grams add their length
+_PLACE_SALT = np.uint64(11)
 
 
 def concept_pairs(positions: np.ndarray, concepts: np.ndarray) -> np.ndarray:
@@ -126,6 +142,18 @@ def concept_pairs(positions: np.ndarray, concepts: np.ndarray) -> np.ndarray:
     return np.concatenate(parts)
 
 
+PLACE_CONCEPT = zlib.crc32(b"p\x00place")  # of every place name (places.py), whatever its language
+PLACE_BUCKETS = 3
+
+
+def _place_features(kinds: np.ndarray) -> np.ndarray:
+    """A prompt that names a place, and one that names a country (region, city): each in
+    PLACE_BUCKETS buckets, as the keywords' concepts fill more than one."""
+    named = np.concatenate([np.zeros(1, np.uint64), 1 + np.unique(kinds).astype(np.uint64)]) + np.uint64(PLACE_CONCEPT)
+    named *= np.uint64(PLACE_BUCKETS)
+    return _mix((named[:, None] + np.arange(PLACE_BUCKETS, dtype=np.uint64)).ravel() + _PLACE_SALT)
+
+
 def _mix(h: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser: spreads a polynomial hash over all 64 bits."""
     h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -134,14 +162,17 @@ def _mix(h: np.ndarray) -> np.ndarray:
 
 
 def feature_rows(
-    texts: list[str], alignment: Alignment | None = None, keywords: Keywords | None = None
+    texts: list[str],
+    alignment: Alignment | None = None,
+    keywords: Keywords | None = None,
+    places: PlaceNames | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR parts (data, indices, indptr) of many prompts, for fitting."""
     indices: list[np.ndarray] = []
     indptr = [0]
     data: list[np.ndarray] = []
     for text in texts:
-        idx = feature_indices(text, alignment, keywords)
+        idx = feature_indices(text, alignment, keywords, places=places)
         indices.append(idx)
         data.append(np.full(len(idx), 1.0 / np.sqrt(max(len(idx), 1)), dtype=np.float32))
         indptr.append(indptr[-1] + len(idx))

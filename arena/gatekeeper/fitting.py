@@ -19,6 +19,7 @@ from arena.gatekeeper.facets import FACETS_PATH, POLICY, Facet
 from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
 from arena.gatekeeper.model import Head, OfflineModel
 from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors, mean_vectors, pack, sif_weights
+from arena.gatekeeper.places import PlaceNames
 
 DEFAULT_C = 10.0
 # The mean piece vector's scale beside the L2-normalised n-grams, so the same penalty
@@ -30,6 +31,7 @@ def fit_model(
     rows: list[LabelledPrompt],
     keywords: Keywords | None,
     pieces: PieceVectors | None = None,
+    places: PlaceNames | None = None,
     *,
     c: float = DEFAULT_C,
     facets: tuple[Facet, ...] = POLICY,
@@ -45,7 +47,7 @@ def fit_model(
     from arena.gatekeeper.features import DIMENSIONS, feature_rows
 
     alignment = induce([(r.group, r.lang, r.prompt) for r in rows])
-    data, indices, indptr = feature_rows([r.prompt for r in rows], alignment, keywords)
+    data, indices, indptr = feature_rows([r.prompt for r in rows], alignment, keywords, places)
     x = sp.csr_matrix((data, indices, indptr), shape=(len(rows), DIMENSIONS))
     tokeniser, sif = None, None
     if pieces is not None:
@@ -64,7 +66,7 @@ def fit_model(
             # a prompt's vector block adds coef . (sum_k sif_k v_k) / n: the mean of one number a piece
             piece_weights = (PIECE_SCALE * sif * (pieces.vectors @ coef[DIMENSIONS:])).astype(np.float32)
         heads.append(Head(facet.name, coef[:DIMENSIONS].astype(np.float32), bias, piece_weights))
-    return OfflineModel(tuple(heads), "", len(rows), alignment, keywords, tokeniser)
+    return OfflineModel(tuple(heads), "", len(rows), alignment, keywords, tokeniser, places)
 
 
 def _logistic(x: Any, rows: list[LabelledPrompt], c: float, settled: np.ndarray) -> tuple[np.ndarray, float]:
@@ -147,7 +149,7 @@ def _emphasis(row: LabelledPrompt) -> float:
 def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
     keywords = Keywords.read_tsv()
     pieces = PieceVectors.read()
-    model = fit_model(rows, keywords, pieces, c=c)
+    model = fit_model(rows, keywords, pieces, PlaceNames.from_gazetteer(), c=c)
     path = DATA_DIR / "model.npz"
     digest = np.frombuffer(bytes.fromhex(dataset_hash(rows)), dtype=np.uint8)
     arrays: dict[str, np.ndarray] = {
@@ -162,6 +164,7 @@ def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
         "pieces_sha256": _sha256_array(PIECES_PATH),
         "facets_sha256": _sha256_array(FACETS_PATH),
         **keywords.arrays(),
+        **(model.places.arrays() if model.places is not None else {}),
         **{f"piece_{k}": v for k, v in pack(pieces.pieces).items()},
         "piece_scores": pieces.scores,
     }

@@ -48,8 +48,8 @@ TABLES = ((KEYWORDS_PATH, True), (SYNSETS_PATH, False))
 LONGEST_UNSPACED = 6  # characters: the longest Chinese, Japanese or Thai word looked for inside a run
 SHORTEST_STEM = 4  # a word may lose up to three final letters ("snowing" finds "snow"), never below this
 # Arabic and Hebrew write the article and some prepositions onto the word ("المطر", the rain).
-_CLITICS = ("وال", "بال", "فال", "كال", "لل", "ال", "ו", "ה", "ב", "ל", "מ", "ש", "כ")
-_CLITIC_STARTS = frozenset(c[0] for c in _CLITICS)
+CLITICS = ("وال", "بال", "فال", "كال", "لل", "ال", "ו", "ה", "ב", "ל", "מ", "ש", "כ")
+_CLITIC_STARTS = frozenset(c[0] for c in CLITICS)
 # Korean writes its particles onto the noun ("위치를", the location as object; "사진에서", in the photo).
 _PARTICLES = (  # longest first
     *("인가요", "이에요"),
@@ -262,6 +262,6 @@ def _forms(word: str) -> Iterator[tuple[str, bool]]:
             break
         yield word[:-cut], True
     if word[0] in _CLITIC_STARTS:
-        yield from ((word[len(c) :], False) for c in _CLITICS if word.startswith(c) and len(word) - len(c) >= 2)
+        yield from ((word[len(c) :], False) for c in CLITICS if word.startswith(c) and len(word) - len(c) >= 2)
     if "\uac00" <= word[-1] <= "\ud7a3":  # a Hangul syllable
         yield from ((word[: -len(p)], False) for p in _PARTICLES if word.endswith(p) and len(word) > len(p))

@@ -2,8 +2,8 @@
 (facets.py: is the photo in play? is it about a place?), each a weight per
 hashed n-gram, a weight per encoder piece (pieces.py) and a bias, read from
 `data/model.npz` (numpy arrays only, `allow_pickle=False`: loading it runs
-no code), with the concept tables (keywords.py) and the pieces' vocabulary
-it was fitted with. A prompt is taken when every head takes it.
+no code), with the concept tables (keywords.py), the place names (places.py)
+and the pieces' vocabulary it was fitted with. A prompt is taken when every head takes it.
 `python -m arena.gatekeeper.build fit` makes the file.
 """
 
@@ -21,6 +21,7 @@ from arena.gatekeeper.dataset import DATA_DIR
 from arena.gatekeeper.features import DIMENSIONS, feature_indices
 from arena.gatekeeper.keywords import Keywords
 from arena.gatekeeper.pieces import Tokeniser, pack, unpack
+from arena.gatekeeper.places import PlaceNames
 
 MODEL_PATH = DATA_DIR / "model.npz"
 
@@ -66,6 +67,7 @@ class OfflineModel:
     alignment: Alignment  # token -> cross-lingual concept, induced with the weights
     keywords: Keywords | None  # CLDR's keyword -> emoji concepts, or None for a model fitted without
     tokeniser: Tokeniser | None = None  # the encoder's pieces, or None for a model fitted without
+    places: PlaceNames | None = None  # the gazetteer's place names, or None for a model fitted without
 
     @classmethod
     def load(cls, path: Path = MODEL_PATH) -> OfflineModel:
@@ -75,6 +77,8 @@ class OfflineModel:
                 np.ascontiguousarray(npz["alignment_concepts"], dtype=np.uint32),
             )
             pieces = unpack(npz["piece_text"], npz["piece_offsets"])
+            place_arrays = {k.removeprefix("place_"): npz[k] for k in npz.files if k.startswith("place_")}
+            places = PlaceNames.from_arrays(**place_arrays) if place_arrays else None
             heads = tuple(Head.from_arrays(name, npz) for name in unpack(npz["head_text"], npz["head_offsets"]))
             for head in heads:
                 if len(head.piece_weights) != len(pieces):
@@ -88,6 +92,7 @@ class OfflineModel:
                     **{k.removeprefix("keyword_"): npz[k] for k in npz.files if k.startswith("keyword_")}
                 ),
                 Tokeniser(pieces, npz["piece_scores"]),
+                places,
             )
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -99,7 +104,7 @@ class OfflineModel:
 
     def logits(self, prompt: str, lang: str | None = None) -> dict[str, float]:
         """Each head's logit for one prompt (`lang`: its `guess_language`, when the caller has it)."""
-        idx = feature_indices(prompt, self.alignment, self.keywords, lang)
+        idx = feature_indices(prompt, self.alignment, self.keywords, lang, self.places)
         cut = np.array(self.tokeniser.ids(prompt) if self.tokeniser is not None else [], dtype=np.intp)
         return {head.name: head.logit(idx, cut) for head in self.heads}
 

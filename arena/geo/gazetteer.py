@@ -24,6 +24,7 @@ import re
 import threading
 import unicodedata
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -293,6 +294,18 @@ class Gazetteer:
     def country(self, code: str) -> Place | None:
         return self.countries.get(code.upper())
 
+    def names(self) -> Iterator[tuple[str, tuple[Place, ...], float]]:
+        """Every name `match` can find, folded, with its places (most important first) and the
+        quality a match of it would have; words of the scripts written with spaces are joined by
+        one space. An unspaced name is taken as written without its suffix (市, 道)."""
+        for phrase, places in self.spaced.items():
+            n_words = phrase.count(" ") + 1
+            if _acceptable(phrase, n_words, places):
+                yield phrase, _ranked(places), (0.85 if n_words > 1 else (0.6 if len(phrase) >= 6 else 0.45))
+        for name, places in self.unspaced.items():
+            ranked = _ranked(places)
+            yield name, ranked, _unspaced_quality(name, _ends_with_suffix(name), ranked)
+
     # -- searching ---------------------------------------------------------------
 
     def _match_unspaced(self, folded: str) -> list[Match]:
@@ -374,8 +387,21 @@ def fold(text: str) -> str:
     """Comparable form: NFKC, case-folded, Latin/Greek/Cyrillic without accents."""
     if text.isascii():
         return text.lower()
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return "".join(_fold_letter(ch) for ch in text)
+    return unicodedata.normalize("NFKC", text).casefold().translate(_FOLDED)
+
+
+class _FoldedLetters(dict[int, str]):
+    """Code point -> its folded letters, filled as letters are met: `str.translate` reads it
+    at C speed, where a call a letter took a quarter of a millisecond on 2,000 characters."""
+
+    def __missing__(self, code: int) -> str:
+        folded = _fold_letter(chr(code))
+        if len(self) < 1 << 16:  # bounded: questions bring letters of their own choosing
+            self[code] = folded
+        return folded
+
+
+_FOLDED = _FoldedLetters()
 
 
 @lru_cache(maxsize=1 << 16)  # bounded: questions bring letters of their own choosing

@@ -29,7 +29,9 @@ from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
 from arena.gatekeeper.keywords import concept_key as emoji_concept
 from arena.gatekeeper.model import MODEL_PATH, OfflineModel, shipped_model
 from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors
+from arena.gatekeeper.places import KINDS, MIN_QUALITY, PlaceNames
 from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN, REFUSALS, in_words
+from arena.geo.gazetteer import load_gazetteer
 from arena.web.pages import EXAMPLE_PROMPTS
 
 # From the issue: geographic questions the old word list refused.
@@ -123,6 +125,10 @@ class TestShippedData:
                 "piece_text",
                 "piece_offsets",
                 "piece_scores",
+                "place_spaced",
+                "place_spaced_kinds",
+                "place_unspaced",
+                "place_unspaced_kinds",
             }
             # fitted with the keyword, synset and piece tables and the rows' facets shipped beside it
             assert bytes(npz["keywords_sha256"]).hex() == file_sha256(KEYWORDS_PATH)
@@ -307,6 +313,60 @@ class TestAlignment:
         assert pairs("mji huu kwa sababu gani ziwa") == pairs("mji huu")  # ziwa is four tokens from huu
         assert len(pairs("mji huu karibu ziwa")) == 3
         assert set(feature_indices("mji huu")) < set(feature_indices("mji huu", alignment))
+
+
+class TestPlaces:
+    """The gazetteer's place names: a name carries the concept "a place", whatever its language."""
+
+    @pytest.mark.parametrize(
+        ("prompt", "starts", "kinds"),
+        [
+            ("Ist das Lübeck oder Stralsund?", [2, 4], ["city", "city"]),
+            ("Esta praia é em Cabo Verde?", [4], ["country"]),  # Praia, five letters, is too often a word
+            ("באוסטרליה", [0], ["country"]),  # in Australia: a preposition written onto the name
+            ("这是北京还是上海？", [2, 6], ["region", "region"]),  # the character bigrams each name starts
+            ("런던의 어느 자치구예요?", [0], ["city"]),  # London, with a particle after it
+            ("Where was this photo taken?", [], []),
+        ],
+    )
+    def test_names_are_found_the_gazetteers_way(self, prompt: str, starts: list[int], kinds: list[str]) -> None:
+        places = shipped_model().places
+        assert places is not None
+        at, found = places.find(words_of(prompt))
+        assert at.tolist() == starts and [KINDS[k] for k in found] == kinds
+
+    def test_a_name_pairs_with_its_neighbours_whatever_the_name(self) -> None:
+        model = shipped_model()
+
+        def shared(places: PlaceNames | None) -> set[int]:
+            a, b = ("Ist das Lübeck?", "Ist das Stralsund?")
+            return set(feature_indices(a, model.alignment, places=places)) & set(
+                feature_indices(b, model.alignment, places=places)
+            )
+
+        assert shared(None) < shared(model.places)
+        plain = "Wo wurde dieses Foto gemacht?"
+        assert np.array_equal(
+            feature_indices(plain, model.alignment), feature_indices(plain, model.alignment, places=model.places)
+        )
+
+    def test_the_names_the_gazetteer_doubts_are_left_out(self) -> None:
+        places = shipped_model().places
+        assert places is not None and len(places) > 200_000
+        for name, _, quality in load_gazetteer().names():
+            if name in ("praia", "mark", "cabo verde", "lubeck"):  # folded: no case, no accents
+                assert (len(places.find(words_of(name))[0]) == 1) == (quality >= MIN_QUALITY), name
+
+    def test_round_trip_through_the_model_arrays(self) -> None:
+        places = shipped_model().places
+        assert places is not None
+        again = PlaceNames.from_arrays(**{k.removeprefix("place_"): v for k, v in places.arrays().items()})
+        assert all(
+            np.array_equal(getattr(places, f), getattr(again, f))
+            for f in ("spaced", "spaced_kinds", "unspaced", "unspaced_kinds")
+        )
+        for keys in (places.spaced, places.unspaced):  # sorted and distinct, for searchsorted
+            assert np.all(keys[1:] > keys[:-1])
 
 
 def _concept(alignment: Alignment, token: str) -> int | None:

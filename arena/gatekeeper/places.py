@@ -1,0 +1,220 @@
+"""Place names as one more cross-lingual concept of the offline gatekeeper.
+
+"Ist das Lübeck oder Stralsund?", "هل هذه طنجة أم تطوان؟" and "Esta praia é em
+Cabo Verde?" ask about the photo by naming the places it might show; a quiz
+names a place too ("What is the capital of France?"). Which place matters less
+than that a place is named, and next to what: "this", "or", "in". The
+gazetteer (arena.geo) knows some 270,000 names of countries, first-level
+regions and cities, in the scripts of the thirty languages (227,000 of them
+are kept, MIN_QUALITY); a name in a prompt
+carries the concept *a place*, and *a country* (region, city), whatever its
+language, and it pairs with the concepts near it (features.concept_pairs) as
+an aligned token does.
+
+Only keys are kept, in `model.npz`: the gazetteer takes seconds to build, far
+over the half second the model may take to load. Names are found the
+gazetteer's way: folded (no case, no accents), the longest first, whole words
+in scripts written with spaces and anywhere in a run of those without; an
+Arabic or Hebrew name is also found under an article or preposition written
+onto it ("באוסטרליה", in Australia).
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from arena.gatekeeper.alignment import token_starts
+from arena.gatekeeper.keywords import CLITICS, POLY_PRIME
+from arena.geo.gazetteer import fold, load_gazetteer
+
+KINDS = ("country", "region", "city")
+# A name is kept when the gazetteer's guess that a match of it is no chance hit is at least this.
+# That leaves out single words under six letters ("Praia", "Mark", but also "Paris") and two-character
+# Han names of small towns, which ordinary words too often are (held out by source, with a first
+# version of this module: 0.9636 with every name the gazetteer finds, 0.9638 with these left out).
+MIN_QUALITY = 0.5
+MAX_WORDS = 4  # as the gazetteer: "Santiago de Compostela", "Bosnia and Herzegovina"
+LONGEST_UNSPACED = 8  # characters: a longer name in a script without spaces is not looked for
+# The scripts the gazetteer searches as runs of characters (Han, kana, Hangul, Thai, Lao, Myanmar, Khmer).
+UNSPACED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3\uf900-\ufaff]")
+
+
+@dataclass(frozen=True)
+class PlaceNames:
+    """The 64-bit keys of the gazetteer's names, sorted, each with the index of its kind in KINDS."""
+
+    spaced: np.ndarray  # uint64: a name of 1 to MAX_WORDS words, by `_phrase_keys`
+    spaced_kinds: np.ndarray  # uint8
+    unspaced: np.ndarray  # uint64: a name in an unspaced script, by `_run_keys`
+    unspaced_kinds: np.ndarray  # uint8
+    # a bit per hash bucket that some name fills: most of a prompt's words and runs stop here
+    spaced_filter: np.ndarray = field(init=False, repr=False, compare=False)
+    unspaced_filter: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for keys, name in ((self.spaced, "spaced_filter"), (self.unspaced, "unspaced_filter")):
+            buckets = np.zeros(_FILTER_BUCKETS, dtype=bool)
+            buckets[(keys & np.uint64(_FILTER_BUCKETS - 1)).astype(np.intp)] = True
+            object.__setattr__(self, name, buckets)
+
+    @classmethod
+    def from_gazetteer(cls) -> PlaceNames:
+        """The names of the arena's gazetteer that are kept (MIN_QUALITY); a name of several
+        places is of the most important one's kind (a country before a region, a city last)."""
+        from arena.gatekeeper.features import words_of
+
+        spaced: dict[int, int] = {}
+        unspaced: dict[int, int] = {}
+        for name, places, quality in load_gazetteer().names():
+            if quality < MIN_QUALITY:
+                continue
+            kind = KINDS.index(places[0].kind)
+            if UNSPACED.match(name):
+                if len(name) <= LONGEST_UNSPACED:
+                    unspaced.setdefault(int(_run_keys(name, len(name))[0]), kind)
+            elif 1 <= len(words := words_of(name)) <= MAX_WORDS:
+                spaced.setdefault(int(_phrase_keys(_word_keys(words), len(words))[0]), kind)
+        return cls(*_sorted(spaced), *_sorted(unspaced))
+
+    @classmethod
+    def from_arrays(cls, **arrays: np.ndarray) -> PlaceNames:
+        """The table as `model.npz` stores it (`arrays()`, without the `place_` prefix)."""
+        return cls(
+            arrays["spaced"].astype(np.uint64),
+            arrays["spaced_kinds"].astype(np.uint8),
+            arrays["unspaced"].astype(np.uint64),
+            arrays["unspaced_kinds"].astype(np.uint8),
+        )
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {
+            "place_spaced": self.spaced,
+            "place_spaced_kinds": self.spaced_kinds,
+            "place_unspaced": self.unspaced,
+            "place_unspaced_kinds": self.unspaced_kinds,
+        }
+
+    def find(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The names among `words` (features.words_of), longest first and not overlapping: where
+        each starts in `alignment.tokens(words)`, and its kind."""
+        folded = fold(" ".join(words)).split(" ")  # folding is letter by letter: one call for all
+        if len(folded) != len(words):  # a letter folded to a space (none is known): word by word
+            folded = [fold(w) for w in words]
+        found = sorted(self._in_words(folded) + self._in_runs(folded))
+        starts = token_starts(words)
+        # a name inside a run starts one of its character n-grams (a Korean word is one token)
+        at = [starts[i] + min(c, starts[i + 1] - starts[i] - 1) for i, c, _ in found]
+        return np.array(at, dtype=np.intp), np.array([kind for _, _, kind in found], dtype=np.uint8)
+
+    def _in_words(self, folded: list[str]) -> list[tuple[int, int, int]]:
+        """(word, 0, kind) of each name of one to MAX_WORDS whole words, the longest first at each
+        word; then of each word that is a name under an Arabic or Hebrew clitic ("באוסטרליה")."""
+        keys = _word_keys(folded)
+        hits = sorted(
+            (i, -n, kind)
+            for n in range(1, min(MAX_WORDS, len(keys)) + 1)
+            for i, kind in self._found_spaced(_phrase_keys(keys, n))
+        )
+        found, covered = [], -1
+        for i, minus_n, kind in hits:
+            if i > covered:
+                found.append((i, 0, kind))
+                covered = i - minus_n - 1
+        named = {i for i, minus_n, _ in hits for i in range(i, i - minus_n)}
+        forms = [  # the longest clitic first
+            (i, word[len(c) :])
+            for i, word in enumerate(folded)
+            if word[:1] in _CLITIC_STARTS and i not in named
+            for c in CLITICS
+            if word.startswith(c) and len(word) - len(c) >= 2
+        ]
+        for k, kind in self._found_spaced(_phrase_keys(_word_keys([form for _, form in forms]), 1)):
+            if (i := forms[k][0]) not in named:
+                named.add(i)
+                found.append((i, 0, kind))
+        return found
+
+    def _in_runs(self, folded: list[str]) -> list[tuple[int, int, int]]:
+        """(word, first character, kind) of each name inside a word of a script without spaces,
+        the longest first at each character: one pass of numpy a length over all such words (a
+        Chinese prompt of 2,000 characters has some 14,000 substrings to look up)."""
+        runs = [i for i, word in enumerate(folded) if word >= "\u0e00" and UNSPACED.match(word)]
+        if not runs or not len(self.unspaced):
+            return []
+        codes = np.frombuffer(" ".join(folded[i] for i in runs).encode("utf-32-le"), dtype=np.uint32)
+        codes = codes.astype(np.uint64)
+        run = np.cumsum(codes == 32)  # which run a character is in (a space counts with the next)
+        begins = np.concatenate([[0], np.flatnonzero(codes == 32) + 1])
+        hits = []
+        h = np.zeros(len(codes), dtype=np.uint64)
+        with np.errstate(over="ignore"):  # the hash wraps around 2**64 on purpose
+            for n in range(1, min(LONGEST_UNSPACED, len(codes)) + 1):
+                h = h[: len(codes) - n + 1] * POLY_PRIME + codes[n - 1 :]
+                inside = (codes[: len(h)] != 32) & (run[n - 1 :] == run[: len(h)])
+                if n > 1:
+                    hits += [(int(run[at]), at, -n, kind) for at, kind in self._found_unspaced(np.where(inside, h, 0))]
+        found, covered = [], -1
+        for r, at, minus_n, kind in sorted(hits):
+            if at > covered:  # a run's characters come after the last run's: one `covered` for all
+                found.append((runs[r], at - int(begins[r]), kind))
+                covered = at - minus_n - 1
+        return found
+
+    def _found_spaced(self, wanted: np.ndarray) -> list[tuple[int, int]]:
+        return _found(self.spaced, self.spaced_kinds, self.spaced_filter, wanted)
+
+    def _found_unspaced(self, wanted: np.ndarray) -> list[tuple[int, int]]:
+        return _found(self.unspaced, self.unspaced_kinds, self.unspaced_filter, wanted)
+
+    def __len__(self) -> int:
+        return len(self.spaced) + len(self.unspaced)
+
+
+_FILTER_BUCKETS = 1 << 20
+
+
+_CLITIC_STARTS = frozenset(c[0] for c in CLITICS)
+
+
+def _word_keys(words: Sequence[str]) -> np.ndarray:
+    crc = zlib.crc32
+    return np.fromiter((crc(w.encode("utf-8")) for w in words), dtype=np.uint64, count=len(words))
+
+
+def _phrase_keys(word_keys: np.ndarray, n: int) -> np.ndarray:
+    """The key of every run of n words: a polynomial over their CRC-32s, mod 2**64."""
+    h = np.zeros(max(len(word_keys) - n + 1, 0), dtype=np.uint64)
+    with np.errstate(over="ignore"):  # the hash wraps around 2**64 on purpose
+        for k in range(n):
+            h = h * POLY_PRIME + word_keys[k : len(word_keys) - n + 1 + k] + np.uint64(1)
+    return h
+
+
+def _run_keys(run: str, n: int) -> np.ndarray:
+    """The key of every n characters of a run: a polynomial over code points, mod 2**64."""
+    codes = np.frombuffer(run.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    h = np.zeros(max(len(codes) - n + 1, 0), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for k in range(n):
+            h = h * POLY_PRIME + codes[k : len(codes) - n + 1 + k]
+    return h
+
+
+def _found(keys: np.ndarray, kinds: np.ndarray, bits: np.ndarray, wanted: np.ndarray) -> list[tuple[int, int]]:
+    """(index in `wanted`, kind) of each wanted key that is in `keys` (`bits`: their filter)."""
+    if not len(keys) or not len(wanted):
+        return []
+    maybe = np.flatnonzero(bits[(wanted & np.uint64(_FILTER_BUCKETS - 1)).astype(np.intp)])
+    at = np.minimum(np.searchsorted(keys, wanted[maybe]), len(keys) - 1)
+    hit = keys[at] == wanted[maybe]
+    return list(zip(maybe[hit].tolist(), kinds[at[hit]].tolist(), strict=True))
+
+
+def _sorted(table: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    keys = np.array(sorted(table), dtype=np.uint64)
+    return keys, np.array([table[int(k)] for k in keys], dtype=np.uint8)
