@@ -9,9 +9,10 @@ token also carries the concept it shares with its translations in other
 languages, and with the concept tables (keywords.py) each word that names
 an emoji (CLDR) or a WordNet synset (Wiktionary) carries it; two aligned
 tokens near each other also carry their pair of concepts, a phrase that
-crosses languages; with the place names (places.py), a country's, region's
-or city's name carries the concept "a place", which pairs as well. Every n-gram is hashed (a polynomial hash of code
-points, CRC-32 for words: stable across processes, unlike `hash`) into
+crosses languages; with the place names (places.py), the name of a country,
+region or city carries the concept "a place", which pairs as well. Every
+n-gram is hashed (a polynomial hash of code points, CRC-32 for words:
+stable across processes, unlike `hash`) into
 `DIMENSIONS` buckets; a prompt's vector is binary and L2-normalised, so a
 prompt stuffed with place words gets no more weight than one that names a
 single place.
@@ -78,7 +79,7 @@ def feature_indices(
 ) -> np.ndarray:
     """The sorted, distinct buckets of one prompt's n-grams, and of the cross-lingual
     concepts its tokens carry when an `alignment` (alignment.py) or CLDR's `keywords`
-    (keywords.py) are given."""
+    (keywords.py) are given; with an alignment, the `places` (places.py) it names too."""
     words = words_of(text)
     if not words:
         return np.zeros(0, dtype=np.int64)

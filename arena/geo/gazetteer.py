@@ -295,13 +295,13 @@ class Gazetteer:
         return self.countries.get(code.upper())
 
     def names(self) -> Iterator[tuple[str, tuple[Place, ...], float]]:
-        """Every name `match` can find, folded, with its places (most important first) and the
-        quality a match of it would have; words of the scripts written with spaces are joined by
-        one space. An unspaced name is taken as written without its suffix (市, 道)."""
+        """Every name `match` can find, folded (the words of a name in a script written with
+        spaces joined by one space), with its places, the most important first, and the quality
+        a match of the name alone would have."""
         for phrase, places in self.spaced.items():
             n_words = phrase.count(" ") + 1
             if _acceptable(phrase, n_words, places):
-                yield phrase, _ranked(places), (0.85 if n_words > 1 else (0.6 if len(phrase) >= 6 else 0.45))
+                yield phrase, _ranked(places), _spaced_quality(phrase, n_words)
         for name, places in self.unspaced.items():
             ranked = _ranked(places)
             yield name, ranked, _unspaced_quality(name, _ends_with_suffix(name), ranked)
@@ -346,8 +346,7 @@ class Gazetteer:
                 i += 1
                 continue
             phrase, n = hit
-            quality = 0.85 if n > 1 else (0.6 if len(phrase) >= 6 else 0.45)
-            matches.append(Match(phrase, _ranked(self.spaced[phrase]), quality))
+            matches.append(Match(phrase, _ranked(self.spaced[phrase]), _spaced_quality(phrase, n)))
             i += n
         return matches
 
@@ -681,6 +680,10 @@ def _unspaced_quality(hit: str, suffixed: bool, places: tuple[Place, ...]) -> fl
     # country, a region or one of the biggest cities (北京, 東京, 서울).
     famous = any(p.kind != "city" or p.population >= 5_000_000 for p in places)
     return 0.55 if famous else 0.3
+
+
+def _spaced_quality(phrase: str, n_words: int) -> float:
+    return 0.85 if n_words > 1 else (0.6 if len(phrase) >= 6 else 0.45)
 
 
 def _acceptable(phrase: str, n_words: int, places: list[Place]) -> bool:

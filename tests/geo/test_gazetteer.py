@@ -3,9 +3,11 @@ searched with crafted strings in several scripts."""
 
 from __future__ import annotations
 
+from itertools import islice
+
 import pytest
 
-from arena.geo.gazetteer import Gazetteer, Match, _fold_letter, fold, load_gazetteer
+from arena.geo.gazetteer import _FOLDED, Gazetteer, Match, _fold_letter, fold, load_gazetteer
 from arena.geo.scripts import script_of
 
 
@@ -105,6 +107,15 @@ class TestPlaces:
     def test_labels_read_city_region_country(self, gazetteer: Gazetteer) -> None:
         assert best_city(first(gazetteer.match("长春市"))).label() == "Changchun, Jilin, China"
 
+    def test_names_are_what_match_finds(self, gazetteer: Gazetteer) -> None:
+        # the gatekeeper keeps these names (arena/gatekeeper/places.py): each must be what a
+        # match of it finds, with the places and quality that match gives
+        sample = list(islice(gazetteer.names(), 0, None, 211))
+        assert len(sample) > 1000 and {places[0].kind for _, places, _ in sample} == {"country", "region", "city"}
+        for name, places, quality in sample:
+            found = gazetteer.match(name)
+            assert [(m.text, m.places, m.quality) for m in found] == [(name, places, quality)], name
+
     def test_fold(self) -> None:
         assert fold("SÃO Paulo") == "sao paulo"
         assert fold("ジ") == "ジ"  # dakuten is part of the letter, not an accent
@@ -117,5 +128,6 @@ class TestPlaces:
         for i in range(0, len(letters), 2000):
             gazetteer.match("é" + "".join(letters[i : i + 2000]))
         assert _fold_letter.cache_info().currsize <= 70_000
+        assert len(_FOLDED) <= 1 << 16
         assert script_of.cache_info().currsize <= 70_000
         assert gazetteer.match("Ankunft in München Hauptbahnhof")[0].places[0].name == "Munich"
