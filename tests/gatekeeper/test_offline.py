@@ -324,6 +324,7 @@ class TestPlaces:
             ("Ist das Lübeck oder Stralsund?", [2, 4], ["city", "city"]),
             ("Esta praia é em Cabo Verde?", [4], ["country"]),  # Praia, five letters, is too often a word
             ("באוסטרליה", [0], ["country"]),  # in Australia: a preposition written onto the name
+            ("ו ב ל", [], []),  # clitic letters alone
             ("这是北京还是上海？", [2, 6], ["region", "region"]),  # the character bigrams each name starts
             ("런던의 어느 자치구예요?", [0], ["city"]),  # London, with a particle after it
             ("Where was this photo taken?", [], []),
