@@ -48,8 +48,8 @@ TABLES = ((KEYWORDS_PATH, True), (SYNSETS_PATH, False))
 LONGEST_UNSPACED = 6  # characters: the longest Chinese, Japanese or Thai word looked for inside a run
 SHORTEST_STEM = 4  # a word may lose up to three final letters ("snowing" finds "snow"), never below this
 # Arabic and Hebrew write the article and some prepositions onto the word ("المطر", the rain).
-CLITICS = ("وال", "بال", "فال", "كال", "لل", "ال", "ו", "ה", "ב", "ל", "מ", "ש", "כ")
-_CLITIC_STARTS = frozenset(c[0] for c in CLITICS)
+_CLITICS = ("وال", "بال", "فال", "كال", "لل", "ال", "ו", "ה", "ב", "ל", "מ", "ש", "כ")
+_CLITIC_STARTS = frozenset(c[0] for c in _CLITICS)
 # Korean writes its particles onto the noun ("위치를", the location as object; "사진에서", in the photo).
 _PARTICLES = (  # longest first
     *("인가요", "이에요"),
@@ -103,9 +103,7 @@ class Keywords:
     unspaced_filter: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        buckets = np.zeros(_FILTER_BUCKETS, dtype=bool)
-        buckets[(self.unspaced & np.uint64(_FILTER_BUCKETS - 1)).astype(np.intp)] = True
-        object.__setattr__(self, "unspaced_filter", buckets)
+        object.__setattr__(self, "unspaced_filter", key_filter(self.unspaced))
 
     @classmethod
     def read_tsv(cls, tables: tuple[tuple[Path, bool], ...] = TABLES) -> Keywords:
@@ -129,7 +127,7 @@ class Keywords:
         sizes = np.array([len(named[e]) for e in entries], dtype=np.int64)
         concepts = np.array([k for e in entries for k in sorted(named[e])], dtype=np.uint32)
         unspaced = [i for i, e in enumerate(entries) if UNSPACED.match(e) and len(e) <= LONGEST_UNSPACED]
-        hashes = _hashes([entries[i] for i in unspaced])
+        hashes = whole_hashes([entries[i] for i in unspaced])
         order = np.argsort(hashes, kind="stable")
         return cls(
             keys,
@@ -184,8 +182,8 @@ class Keywords:
                     taken.add(n)
                     hits.add(row)
         if runs and len(self.unspaced):
-            sub = _substring_hashes(runs)
-            sub = sub[self.unspaced_filter[(sub & np.uint64(_FILTER_BUCKETS - 1)).astype(np.intp)]]
+            sub = substrings(runs, LONGEST_UNSPACED)[0]
+            sub = sub[maybe_in(self.unspaced_filter, sub)]
             at = np.minimum(np.searchsorted(self.unspaced, sub), len(self.unspaced) - 1)
             hits.update(self.unspaced_rows[at[self.unspaced[at] == sub]].tolist())
         if not hits:
@@ -224,32 +222,57 @@ _FIELDS = ("keys", "offsets", "concepts", "stems", "unspaced", "unspaced_rows")
 POLY_PRIME = np.uint64(0x100000001B3)
 
 
-def _hashes(words: list[str]) -> np.ndarray:
-    """Each word's hash, as `_substring_hashes` computes it: a polynomial over code points, mod 2**64."""
-    codes = np.zeros((len(words), LONGEST_UNSPACED), dtype=np.uint64)
+def key_filter(keys: np.ndarray) -> np.ndarray:
+    """A bit per hash bucket that one of `keys` fills: most keys looked for stop here."""
+    buckets = np.zeros(_FILTER_BUCKETS, dtype=bool)
+    buckets[(keys & np.uint64(_FILTER_BUCKETS - 1)).astype(np.intp)] = True
+    return buckets
+
+
+def maybe_in(bits: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Which of `keys` may be among those `bits` (a `key_filter`) was made of; the others are not."""
+    return np.asarray(bits[(keys & np.uint64(_FILTER_BUCKETS - 1)).astype(np.intp)])
+
+
+def whole_hashes(words: list[str]) -> np.ndarray:
+    """Each word's hash, as `substrings` computes it: a polynomial over code points, mod 2**64."""
+    width = max((len(w) for w in words), default=0)
+    codes = np.zeros((len(words), width), dtype=np.uint64)
     for row, word in enumerate(words):
         codes[row, : len(word)] = np.frombuffer(word.encode("utf-32-le"), dtype=np.uint32)
     lengths = np.array([len(w) for w in words], dtype=np.int64)
     h = np.zeros(len(words), dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for column in range(LONGEST_UNSPACED):
+        for column in range(width):
             h = np.where(column < lengths, h * POLY_PRIME + codes[:, column], h)
     return h
 
 
-def _substring_hashes(runs: list[str]) -> np.ndarray:
-    """The hash of every substring of 1 to LONGEST_UNSPACED characters inside each run: one
-    pass of numpy over all runs (a Chinese prompt of 2,000 characters has some 12,000)."""
+def substrings(runs: list[str], longest: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The hash of every substring of 1 to `longest` characters inside each run, with the run it
+    is in, where in the run it starts and its length: one pass of numpy over all runs (a Chinese
+    prompt of 2,000 characters has some 12,000 substrings of up to six characters)."""
     codes = np.frombuffer(" ".join(runs).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    run = np.cumsum(codes == 32)  # a substring across the space between two runs is dropped
+    run = np.cumsum(codes == 32)  # which run a character is in (a space counts with the next)
+    begins = np.concatenate([[0], np.flatnonzero(codes == 32) + 1])
     h = np.zeros(len(codes), dtype=np.uint64)
-    parts = []
+    parts = [(np.zeros(0, np.uint64), *(np.zeros(0, np.int64),) * 3)]
     with np.errstate(over="ignore"):  # the hash wraps around 2**64 on purpose
-        for n in range(1, min(LONGEST_UNSPACED, len(codes)) + 1):
+        for n in range(1, min(longest, len(codes)) + 1):
             h = h[: len(codes) - n + 1] * POLY_PRIME + codes[n - 1 :]
-            start = codes[: len(codes) - n + 1] != 32
-            parts.append(h[start & (run[n - 1 :] == run[: len(codes) - n + 1])])
-    return np.concatenate(parts)
+            # a substring across the space between two runs is dropped
+            at = np.flatnonzero((codes[: len(h)] != 32) & (run[n - 1 :] == run[: len(h)]))
+            parts.append((h[at], run[at], at - begins[run[at]], np.full(len(at), n, dtype=np.int64)))
+    hashes, in_run, offsets, lengths = (np.concatenate(column) for column in zip(*parts, strict=True))
+    return hashes, in_run, offsets, lengths
+
+
+def clitic_free(word: str) -> list[str]:
+    """The word without an article or preposition written onto it (Arabic, Hebrew), the
+    longest one first; none when it starts with no such letter."""
+    if word[:1] not in _CLITIC_STARTS:
+        return []
+    return [word[len(c) :] for c in _CLITICS if word.startswith(c) and len(word) - len(c) >= 2]
 
 
 def _forms(word: str) -> Iterator[tuple[str, bool]]:
@@ -261,7 +284,6 @@ def _forms(word: str) -> Iterator[tuple[str, bool]]:
         if len(word) - cut < SHORTEST_STEM:
             break
         yield word[:-cut], True
-    if word[0] in _CLITIC_STARTS:
-        yield from ((word[len(c) :], False) for c in CLITICS if word.startswith(c) and len(word) - len(c) >= 2)
+    yield from ((form, False) for form in clitic_free(word))
     if "\uac00" <= word[-1] <= "\ud7a3":  # a Hangul syllable
         yield from ((word[: -len(p)], False) for p in _PARTICLES if word.endswith(p) and len(word) > len(p))

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from arena.gatekeeper.alignment import token_starts
-from arena.gatekeeper.keywords import CLITICS, POLY_PRIME
+from arena.gatekeeper.keywords import POLY_PRIME, clitic_free, key_filter, maybe_in, substrings, whole_hashes
 from arena.geo.gazetteer import fold, load_gazetteer
 
 KINDS = ("country", "region", "city")
@@ -57,10 +57,8 @@ class PlaceNames:
     unspaced_filter: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        for keys, name in ((self.spaced, "spaced_filter"), (self.unspaced, "unspaced_filter")):
-            buckets = np.zeros(_FILTER_BUCKETS, dtype=bool)
-            buckets[(keys & np.uint64(_FILTER_BUCKETS - 1)).astype(np.intp)] = True
-            object.__setattr__(self, name, buckets)
+        object.__setattr__(self, "spaced_filter", key_filter(self.spaced))
+        object.__setattr__(self, "unspaced_filter", key_filter(self.unspaced))
 
     @classmethod
     def from_gazetteer(cls) -> PlaceNames:
@@ -69,17 +67,20 @@ class PlaceNames:
         from arena.gatekeeper.features import words_of
 
         spaced: dict[int, int] = {}
-        unspaced: dict[int, int] = {}
+        unspaced: list[tuple[str, int]] = []
         for name, places, quality in load_gazetteer().names():
             if quality < MIN_QUALITY:
                 continue
             kind = KINDS.index(places[0].kind)
             if UNSPACED.match(name):
                 if len(name) <= LONGEST_UNSPACED:
-                    unspaced.setdefault(int(_run_keys(name, len(name))[0]), kind)
+                    unspaced.append((name, kind))
             elif 1 <= len(words := words_of(name)) <= MAX_WORDS:
                 spaced.setdefault(int(_phrase_keys(_word_keys(words), len(words))[0]), kind)
-        return cls(*_sorted(spaced), *_sorted(unspaced))
+        by_hash: dict[int, int] = {}
+        for key, (_, kind) in zip(whole_hashes([name for name, _ in unspaced]).tolist(), unspaced, strict=True):
+            by_hash.setdefault(key, kind)
+        return cls(*_sorted(spaced), *_sorted(by_hash))
 
     @classmethod
     def from_arrays(cls, **arrays: np.ndarray) -> PlaceNames:
@@ -126,13 +127,7 @@ class PlaceNames:
                 found.append((i, 0, kind))
                 covered = i - minus_n - 1
         named = {i for i, minus_n, _ in hits for i in range(i, i - minus_n)}
-        forms = [  # the longest clitic first
-            (i, word[len(c) :])
-            for i, word in enumerate(folded)
-            if word[:1] in _CLITIC_STARTS and i not in named
-            for c in CLITICS
-            if word.startswith(c) and len(word) - len(c) >= 2
-        ]
+        forms = [(i, form) for i, word in enumerate(folded) if i not in named for form in clitic_free(word)]
         for k, kind in self._found_spaced(_phrase_keys(_word_keys([form for _, form in forms]), 1)):
             if (i := forms[k][0]) not in named:
                 named.add(i)
@@ -141,27 +136,23 @@ class PlaceNames:
 
     def _in_runs(self, folded: list[str]) -> list[tuple[int, int, int]]:
         """(word, first character, kind) of each name inside a word of a script without spaces,
-        the longest first at each character: one pass of numpy a length over all such words (a
-        Chinese prompt of 2,000 characters has some 14,000 substrings to look up)."""
+        the longest first at each character, among all such words' substrings at once (a Chinese
+        prompt of 2,000 characters has some 14,000 to look up)."""
         runs = [i for i, word in enumerate(folded) if word >= "\u0e00" and UNSPACED.match(word)]
         if not runs or not len(self.unspaced):
             return []
-        codes = np.frombuffer(" ".join(folded[i] for i in runs).encode("utf-32-le"), dtype=np.uint32)
-        codes = codes.astype(np.uint64)
-        run = np.cumsum(codes == 32)  # which run a character is in (a space counts with the next)
-        begins = np.concatenate([[0], np.flatnonzero(codes == 32) + 1])
-        hits = []
-        h = np.zeros(len(codes), dtype=np.uint64)
-        with np.errstate(over="ignore"):  # the hash wraps around 2**64 on purpose
-            for n in range(1, min(LONGEST_UNSPACED, len(codes)) + 1):
-                h = h[: len(codes) - n + 1] * POLY_PRIME + codes[n - 1 :]
-                inside = (codes[: len(h)] != 32) & (run[n - 1 :] == run[: len(h)])
-                if n > 1:
-                    hits += [(int(run[at]), at, -n, kind) for at, kind in self._found_unspaced(np.where(inside, h, 0))]
-        found, covered = [], -1
+        hashes, in_run, offsets, lengths = substrings([folded[i] for i in runs], LONGEST_UNSPACED)
+        hits = [
+            (int(in_run[k]), int(offsets[k]), -int(lengths[k]), kind)
+            for k, kind in self._found_unspaced(hashes)
+            if lengths[k] > 1  # the gazetteer's names have two characters or more
+        ]
+        found, last, covered = [], -1, -1
         for r, at, minus_n, kind in sorted(hits):
-            if at > covered:  # a run's characters come after the last run's: one `covered` for all
-                found.append((runs[r], at - int(begins[r]), kind))
+            if r != last:
+                last, covered = r, -1
+            if at > covered:
+                found.append((runs[r], at, kind))
                 covered = at - minus_n - 1
         return found
 
@@ -173,12 +164,6 @@ class PlaceNames:
 
     def __len__(self) -> int:
         return len(self.spaced) + len(self.unspaced)
-
-
-_FILTER_BUCKETS = 1 << 20
-
-
-_CLITIC_STARTS = frozenset(c[0] for c in CLITICS)
 
 
 def _word_keys(words: Sequence[str]) -> np.ndarray:
@@ -195,21 +180,11 @@ def _phrase_keys(word_keys: np.ndarray, n: int) -> np.ndarray:
     return h
 
 
-def _run_keys(run: str, n: int) -> np.ndarray:
-    """The key of every n characters of a run: a polynomial over code points, mod 2**64."""
-    codes = np.frombuffer(run.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    h = np.zeros(max(len(codes) - n + 1, 0), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for k in range(n):
-            h = h * POLY_PRIME + codes[k : len(codes) - n + 1 + k]
-    return h
-
-
 def _found(keys: np.ndarray, kinds: np.ndarray, bits: np.ndarray, wanted: np.ndarray) -> list[tuple[int, int]]:
     """(index in `wanted`, kind) of each wanted key that is in `keys` (`bits`: their filter)."""
     if not len(keys) or not len(wanted):
         return []
-    maybe = np.flatnonzero(bits[(wanted & np.uint64(_FILTER_BUCKETS - 1)).astype(np.intp)])
+    maybe = np.flatnonzero(maybe_in(bits, wanted))
     at = np.minimum(np.searchsorted(keys, wanted[maybe]), len(keys) - 1)
     hit = keys[at] == wanted[maybe]
     return list(zip(maybe[hit].tolist(), kinds[at[hit]].tolist(), strict=True))
