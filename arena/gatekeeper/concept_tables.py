@@ -1,6 +1,7 @@
 """The cross-lingual concept tables (keywords.py says what they are for), made from public data:
 `data/cldr-keywords.tsv` from CLDR's emoji annotations and `data/omw-synsets.tsv` from the
-Open Multilingual Wordnet's Wiktionary wordnets, each with its licence beside it."""
+Open Multilingual Wordnet's Wiktionary wordnets; and `data/wordnet-places.tsv`, which of those
+synsets name a place (places.py), from Princeton WordNet 3.0. Each has its licence beside it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 from pathlib import Path
 
 from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH
+from arena.gatekeeper.places import WORDNET_PLACES_PATH
 from arena.gatekeeper.sources import git_show
 
 # CLDR's locale for each of the gatekeeper's languages, where the two differ
@@ -87,3 +89,59 @@ def write_synsets(gitdir: Path) -> int:
         encoding="utf-8",
     )
     return len(lines)
+
+
+# The roots under which a named natural object of Princeton WordNet 3.0 is a place: a body of water,
+# a geological formation (mountains, valleys), land (islands, continents) or a location (peaks,
+# passes); the stars and planets, natural objects too, are under none of them.
+NATURE_ROOTS = frozenset({"09225146", "09287968", "09334396", "09335240", "00027167"})
+STRUCTURE = "04341686"  # "structure, construction": the named bridges, towers, temples, walls
+WORDNET_KINDS = {"noun.location": "region", "noun.object": "nature", "noun.artifact": "landmark"}
+
+
+def write_wordnet_places(wordnet: Path) -> int:
+    """`synset<TAB>kind` for each named place of Princeton WordNet 3.0 (`data.noun` in `wordnet`,
+    the folder of its database files): an instance (`@i`) in the lexicographer file of locations
+    (a region: "Middle East", "Petra"), of natural objects under NATURE_ROOTS (nature: "Lake
+    Constance", "Mediterranean", "Aconcagua") or of artifacts under STRUCTURE (a landmark:
+    "Golden Gate Bridge"). The synsets are the ones `omw-synsets.tsv` names, so places.py finds
+    "Bodensee", "地中海" and "ים המלח" by them. Sorted; WordNet's licence is written beside it."""
+    lexnames = (wordnet / "lexnames").read_text("utf-8").split("\n")
+    lexname = {int(n): name for n, name, _ in (line.split() for line in lexnames if line)}
+    hypernyms: dict[str, list[str]] = {}
+    instances: dict[str, str] = {}  # synset -> its lexicographer file
+    for line in (wordnet / "data.noun").read_text("utf-8").splitlines():
+        if line.startswith(" "):
+            continue  # the licence at the head of the file
+        fields = line.split(" | ")[0].split()
+        offset, words = fields[0], int(fields[3], 16)
+        at = 4 + 2 * words
+        pointers = [fields[at + 1 + 4 * k : at + 5 + 4 * k] for k in range(int(fields[at]))]
+        hypernyms[offset] = [target for symbol, target, *_ in pointers if symbol in ("@", "@i")]
+        if any(symbol == "@i" for symbol, *_ in pointers):
+            instances[offset] = lexname[int(fields[1])]
+
+    def ancestors(offset: str) -> set[str]:
+        seen, todo = set(), list(hypernyms[offset])
+        while todo:
+            if (up := todo.pop()) not in seen:
+                seen.add(up)
+                todo += hypernyms[up]
+        return seen
+
+    kinds = {}
+    for offset, name in instances.items():
+        kind = WORDNET_KINDS.get(name)
+        if kind == "nature" and not NATURE_ROOTS & ancestors(offset):
+            continue
+        if kind == "landmark" and STRUCTURE not in ancestors(offset):
+            continue
+        if kind:
+            kinds[f"{offset}-n"] = kind
+    WORDNET_PLACES_PATH.write_text("".join(f"{s}\t{k}\n" for s, k in sorted(kinds.items())), encoding="utf-8")
+    WORDNET_PLACES_PATH.with_suffix(".LICENSE").write_text(
+        "wordnet-places.tsv lists synsets of Princeton WordNet 3.0 (its data.noun), under WordNet's licence:\n\n"
+        + (wordnet / "LICENSE").read_text("utf-8"),
+        encoding="utf-8",
+    )
+    return len(kinds)

@@ -144,7 +144,7 @@ def held_out_logits(
     from arena.gatekeeper.places import PlaceNames
 
     logits: list[dict[str, float]] = [{} for _ in rows]
-    keywords, pieces, places = Keywords.read_tsv(), PieceVectors.read(), PlaceNames.from_gazetteer()
+    keywords, pieces, places = Keywords.read_tsv(), PieceVectors.read(), PlaceNames.collect()
     of_tables = pieces.seen_in(table_words())
     folds = [fold_of(r) for r in rows]
     for fold in range(FOLDS):

@@ -19,7 +19,7 @@ from arena.gatekeeper.facets import FACETS_PATH, POLICY, Facet
 from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
 from arena.gatekeeper.model import Head, OfflineModel
 from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors, mean_vectors, pack, sif_weights
-from arena.gatekeeper.places import PlaceNames
+from arena.gatekeeper.places import WORDNET_PLACES_PATH, PlaceNames
 
 DEFAULT_C = 10.0
 # The mean piece vector's scale beside the L2-normalised n-grams, so the same penalty
@@ -149,7 +149,7 @@ def _emphasis(row: LabelledPrompt) -> float:
 def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
     keywords = Keywords.read_tsv()
     pieces = PieceVectors.read()
-    model = fit_model(rows, keywords, pieces, PlaceNames.from_gazetteer(), c=c)
+    model = fit_model(rows, keywords, pieces, PlaceNames.collect(), c=c)
     path = DATA_DIR / "model.npz"
     digest = np.frombuffer(bytes.fromhex(dataset_hash(rows)), dtype=np.uint8)
     arrays: dict[str, np.ndarray] = {
@@ -163,6 +163,7 @@ def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
         "synsets_sha256": _sha256_array(SYNSETS_PATH),
         "pieces_sha256": _sha256_array(PIECES_PATH),
         "facets_sha256": _sha256_array(FACETS_PATH),
+        "wordnet_places_sha256": _sha256_array(WORDNET_PLACES_PATH),
         **keywords.arrays(),
         **(model.places.arrays() if model.places is not None else {}),
         **{f"piece_{k}": v for k, v in pack(pieces.pieces).items()},

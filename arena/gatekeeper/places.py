@@ -6,10 +6,14 @@ names a place too ("What is the capital of France?"). Which place matters less
 than that a place is named, and next to what: "this", "or", "in". The
 gazetteer (arena.geo) knows some 270,000 names of countries, first-level
 regions and cities, in the scripts of the thirty languages (227,000 of them
-are kept, MIN_QUALITY); a name in a prompt
-carries the concept *a place*, and *a country* (region, city), whatever its
-language, and it pairs with the concepts near it (features.concept_pairs) as
-an aligned token does.
+are kept, MIN_QUALITY). It has no lakes, seas, rivers, mountains or famous
+buildings ("Ist das der Bodensee?", "Liegt das am Mittelmeer?"): those come
+from Princeton WordNet's named places (`data/wordnet-places.tsv`, made by
+concept_tables.write_wordnet_places), found in the thirty languages through
+the Wiktionary synsets of `data/omw-synsets.tsv`. A name in a prompt carries
+the concept *a place*, and *a country* (region, city, natural feature,
+landmark), whatever its language, and it pairs with the concepts near it
+(features.concept_pairs) as an aligned token does.
 
 Only keys are kept, in `model.npz`: the gazetteer takes seconds to build, far
 over the half second the model may take to load. Names are found the
@@ -29,15 +33,28 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from arena.gatekeeper.alignment import token_starts
-from arena.gatekeeper.keywords import POLY_PRIME, clitic_free, key_filter, maybe_in, substrings, whole_hashes
+from arena.gatekeeper.dataset import DATA_DIR
+from arena.gatekeeper.keywords import (
+    POLY_PRIME,
+    SYNSETS_PATH,
+    clitic_free,
+    key_filter,
+    maybe_in,
+    substrings,
+    whole_hashes,
+)
 from arena.geo.gazetteer import fold, load_gazetteer
 
-KINDS = ("country", "region", "city")
+KINDS = ("country", "region", "city", "nature", "landmark")
+WORDNET_PLACES_PATH = DATA_DIR / "wordnet-places.tsv"
 # A name is kept when the gazetteer's guess that a match of it is no chance hit is at least this.
 # That leaves out single words under six letters ("Praia", "Mark", but also "Paris") and two-character
 # Han names of small towns, which ordinary words too often are (held out by source, with a first
 # version of this module: 0.9636 with every name the gazetteer finds, 0.9638 with these left out).
 MIN_QUALITY = 0.5
+# WordNet's names are kept by the gazetteer's rule too: no single word under six letters, so "Alpen",
+# "Mosel" and "Rhein" are left out (held out by source, with them: 0.9643; without: 0.9642, the same).
+SHORTEST_WORD = 6
 MAX_WORDS = 4  # as the gazetteer: "Santiago de Compostela", "Bosnia and Herzegovina"
 LONGEST_UNSPACED = 8  # characters: a longer name in a script without spaces is not looked for
 # The scripts the gazetteer searches as runs of characters (Han, kana, Hangul, Thai, Lao, Myanmar, Khmer).
@@ -46,11 +63,11 @@ UNSPACED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3
 
 @dataclass(frozen=True)
 class PlaceNames:
-    """The 64-bit keys of the gazetteer's names, sorted, each with the index of its kind in KINDS."""
+    """The 64-bit keys of the place names, sorted, each with the index of its kind in KINDS."""
 
     spaced: np.ndarray  # uint64: a name of 1 to MAX_WORDS words, by `_phrase_keys`
     spaced_kinds: np.ndarray  # uint8
-    unspaced: np.ndarray  # uint64: a name in an unspaced script, by `_run_keys`
+    unspaced: np.ndarray  # uint64: a name in an unspaced script, by `keywords.whole_hashes`
     unspaced_kinds: np.ndarray  # uint8
     # a bit per hash bucket that some name fills: most of a prompt's words and runs stop here
     spaced_filter: np.ndarray = field(init=False, repr=False, compare=False)
@@ -61,24 +78,26 @@ class PlaceNames:
         object.__setattr__(self, "unspaced_filter", key_filter(self.unspaced))
 
     @classmethod
-    def from_gazetteer(cls) -> PlaceNames:
-        """The names of the arena's gazetteer that are kept (MIN_QUALITY); a name of several
-        places is of the most important one's kind (a country before a region, a city last)."""
+    def collect(cls) -> PlaceNames:
+        """The gazetteer's names that are kept (MIN_QUALITY), of the most important place's kind (a
+        country before a region, a city last); then WordNet's (`wordnet_names`) the gazetteer lacks."""
         from arena.gatekeeper.features import words_of
 
+        gazetteer = [
+            (name, KINDS.index(places[0].kind))
+            for name, places, quality in load_gazetteer().names()
+            if quality >= MIN_QUALITY
+        ]
         spaced: dict[int, int] = {}
-        unspaced: list[tuple[str, int]] = []
-        for name, places, quality in load_gazetteer().names():
-            if quality < MIN_QUALITY:
-                continue
-            kind = KINDS.index(places[0].kind)
+        unspaced: dict[str, int] = {}
+        for name, kind in gazetteer + wordnet_names():
             if UNSPACED.match(name):
                 if len(name) <= LONGEST_UNSPACED:
-                    unspaced.append((name, kind))
+                    unspaced.setdefault(name, kind)
             elif 1 <= len(words := words_of(name)) <= MAX_WORDS:
                 spaced.setdefault(int(_phrase_keys(_word_keys(words), len(words))[0]), kind)
         by_hash: dict[int, int] = {}
-        for key, (_, kind) in zip(whole_hashes([name for name, _ in unspaced]).tolist(), unspaced, strict=True):
+        for key, kind in zip(whole_hashes(list(unspaced)).tolist(), unspaced.values(), strict=True):
             by_hash.setdefault(key, kind)
         return cls(*_sorted(spaced), *_sorted(by_hash))
 
@@ -164,6 +183,27 @@ class PlaceNames:
 
     def __len__(self) -> int:
         return len(self.spaced) + len(self.unspaced)
+
+
+def wordnet_names() -> list[tuple[str, int]]:
+    """(folded name, kind) of each word of `omw-synsets.tsv` whose synsets all name a place of
+    WordNet's (`wordnet-places.tsv`), in the kind of the first: "bodensee", "地中海", "ים המלח"."""
+    kinds = dict(line.split("\t") for line in WORDNET_PLACES_PATH.read_text("utf-8").splitlines())
+    names = []
+    for line in SYNSETS_PATH.read_text("utf-8").splitlines():
+        _, word, synsets = line.split("\t")
+        senses = synsets.split(" ")
+        if all(s in kinds for s in senses) and _kept(name := fold(word)):
+            names.append((name, KINDS.index(kinds[senses[0]])))
+    return names
+
+
+def _kept(name: str) -> bool:
+    """A name of WordNet's is kept as the gazetteer keeps its own: not a single word under
+    SHORTEST_WORD letters; and a name in a script without spaces is one run (no space in it)."""
+    if UNSPACED.match(name):
+        return " " not in name
+    return " " in name or len(name) >= SHORTEST_WORD
 
 
 def _word_keys(words: Sequence[str]) -> np.ndarray:

@@ -29,7 +29,7 @@ from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
 from arena.gatekeeper.keywords import concept_key as emoji_concept
 from arena.gatekeeper.model import MODEL_PATH, OfflineModel, shipped_model
 from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors
-from arena.gatekeeper.places import KINDS, MIN_QUALITY, PlaceNames
+from arena.gatekeeper.places import KINDS, MIN_QUALITY, WORDNET_PLACES_PATH, PlaceNames, wordnet_names
 from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN, REFUSALS, in_words
 from arena.geo.gazetteer import load_gazetteer
 from arena.web.pages import EXAMPLE_PROMPTS
@@ -122,6 +122,7 @@ class TestShippedData:
                 "keyword_unspaced_rows",
                 "pieces_sha256",
                 "facets_sha256",
+                "wordnet_places_sha256",
                 "piece_text",
                 "piece_offsets",
                 "piece_scores",
@@ -130,11 +131,12 @@ class TestShippedData:
                 "place_unspaced",
                 "place_unspaced_kinds",
             }
-            # fitted with the keyword, synset and piece tables and the rows' facets shipped beside it
+            # fitted with the keyword, synset, place and piece tables and the rows' facets shipped beside it
             assert bytes(npz["keywords_sha256"]).hex() == file_sha256(KEYWORDS_PATH)
             assert bytes(npz["synsets_sha256"]).hex() == file_sha256(SYNSETS_PATH)
             assert bytes(npz["pieces_sha256"]).hex() == file_sha256(PIECES_PATH)
             assert bytes(npz["facets_sha256"]).hex() == file_sha256(FACETS_PATH)
+            assert bytes(npz["wordnet_places_sha256"]).hex() == file_sha256(WORDNET_PLACES_PATH)
             assert all(npz[f"{facet.name}_weights"].shape == (DIMENSIONS,) for facet in POLICY)
             assert np.all(np.diff(npz["alignment_keys"].astype(np.int64)) > 0)  # sorted, for searchsorted
         assert model.keywords is not None and model.keywords == Keywords.read_tsv()
@@ -316,7 +318,7 @@ class TestAlignment:
 
 
 class TestPlaces:
-    """The gazetteer's place names: a name carries the concept "a place", whatever its language."""
+    """The gazetteer's and WordNet's place names: a name carries the concept "a place", whatever its language."""
 
     @pytest.mark.parametrize(
         ("prompt", "starts", "kinds"),
@@ -328,6 +330,12 @@ class TestPlaces:
             ("这是北京还是上海？", [2, 6], ["region", "region"]),  # the character bigrams each name starts
             ("런던의 어느 자치구예요?", [0], ["city"]),  # London, with a particle after it
             ("Where was this photo taken?", [], []),
+            # WordNet's named places, by their Wiktionary names (wordnet-places.tsv, omw-synsets.tsv)
+            ("Ist das der Bodensee oder der Chiemsee?", [3], ["nature"]),  # Chiemsee: no synset
+            ("זה ים המלח?", [1], ["nature"]),  # the Dead Sea, two words in Hebrew
+            ("这是地中海吗？", [2], ["nature"]),  # the Mediterranean, inside a run of Han
+            ("Ist das der Eiffelturm?", [3], ["landmark"]),
+            ("Is Betelgeuse visible from here?", [], []),  # a star: WordNet's natural object, not a place
         ],
     )
     def test_names_are_found_the_gazetteers_way(self, prompt: str, starts: list[int], kinds: list[str]) -> None:
@@ -358,6 +366,16 @@ class TestPlaces:
         kept = {name: quality >= MIN_QUALITY for name, _, quality in load_gazetteer().names() if name in wanted}
         assert kept == {"praia": False, "tokyo": False, "cabo verde": True, "lubeck": True}
         assert {name: len(places.find(words_of(name))[0]) == 1 for name in wanted} == kept
+
+    def test_wordnets_names_are_kept_by_the_gazetteers_rule_and_come_second(self) -> None:
+        places = shipped_model().places
+        assert places is not None
+        wordnet = dict(wordnet_names())
+        assert KINDS[wordnet["bodensee"]] == "nature" and KINDS[wordnet["schwarzwald"]] == "nature"
+        assert "alpen" not in wordnet and "mosel" not in wordnet  # single words under six letters
+        # a name both know is of the gazetteer's kind: Georgia is WordNet's region (the US state too)
+        assert KINDS[wordnet["georgia"]] == "region"
+        assert [KINDS[k] for k in places.find(["georgia"])[1]] == ["country"]
 
     def test_round_trip_through_the_model_arrays(self) -> None:
         places = shipped_model().places
