@@ -29,8 +29,8 @@ def _tokeniser(scored: dict[str, float]) -> Tokeniser:
 
 class TestTokeniser:
     def test_the_cut_is_the_most_probable_one(self) -> None:
-        tokeniser = _tokeniser({f"{META}photo": -5, f"{META}pho": -3, "to": -3, "graph": -4, f"{META}photograph": -20})
-        pieces = list(tokeniser.index)
+        scored = {f"{META}photo": -5, f"{META}pho": -3, "to": -3, "graph": -4, f"{META}photograph": -20}
+        tokeniser, pieces = _tokeniser(scored), list(scored)
         # photo+graph (-9) beats pho+to+graph (-10) and the whole word (-20)
         assert [pieces[k] for k in tokeniser.ids("photograph")] == [f"{META}photo", "graph"]
         assert [pieces[k] for k in tokeniser.ids("  photo   photo ")] == [f"{META}photo", f"{META}photo"]
