@@ -91,10 +91,15 @@ def write_synsets(gitdir: Path) -> int:
     return len(lines)
 
 
-# The roots under which a named natural object of Princeton WordNet 3.0 is a place: a body of water,
-# a geological formation (mountains, valleys), land (islands, continents) or a location (peaks,
-# passes); the stars and planets, natural objects too, are under none of them.
-NATURE_ROOTS = frozenset({"09225146", "09287968", "09334396", "09335240", "00027167"})
+# The synsets of Princeton WordNet 3.0 under which a named natural object is a place; the stars and
+# planets, natural objects too, are under none of them.
+NATURE_ROOTS = {
+    "09225146": "body of water",  # seas, lakes, rivers, falls
+    "09287968": "geological formation",  # mountain ranges, valleys, volcanoes
+    "09334396": "land, dry land",  # islands, continents
+    "09335240": "land, ground, soil",
+    "00027167": "location",  # peaks and passes
+}
 STRUCTURE = "04341686"  # "structure, construction": the named bridges, towers, temples, walls
 WORDNET_KINDS = {"noun.location": "region", "noun.object": "nature", "noun.artifact": "landmark"}
 
@@ -104,8 +109,9 @@ def write_wordnet_places(wordnet: Path) -> int:
     the folder of its database files): an instance (`@i`) in the lexicographer file of locations
     (a region: "Middle East", "Petra"), of natural objects under NATURE_ROOTS (nature: "Lake
     Constance", "Mediterranean", "Aconcagua") or of artifacts under STRUCTURE (a landmark:
-    "Golden Gate Bridge"). The synsets are the ones `omw-synsets.tsv` names, so places.py finds
-    "Bodensee", "地中海" and "ים המלח" by them. Sorted; WordNet's licence is written beside it."""
+    "Golden Gate Bridge"). `omw-synsets.tsv` numbers its synsets the same way (WordNet 3.0's
+    offsets), so places.py finds "Bodensee", "地中海" and "ים המלח" by them. Sorted; WordNet's
+    licence is written beside it."""
     lexnames = (wordnet / "lexnames").read_text("utf-8").split("\n")
     lexname = {int(n): name for n, name, _ in (line.split() for line in lexnames if line)}
     hypernyms: dict[str, list[str]] = {}
@@ -132,7 +138,7 @@ def write_wordnet_places(wordnet: Path) -> int:
     kinds = {}
     for offset, name in instances.items():
         kind = WORDNET_KINDS.get(name)
-        if kind == "nature" and not NATURE_ROOTS & ancestors(offset):
+        if kind == "nature" and not NATURE_ROOTS.keys() & ancestors(offset):
             continue
         if kind == "landmark" and STRUCTURE not in ancestors(offset):
             continue
