@@ -58,7 +58,7 @@ class Tokeniser:
         self.unknown = (min(self.scores) if self.scores else 0.0) - 10.0
         # Every piece and every proper prefix of one, with the piece's index (-1 for a prefix only)
         # and whether longer pieces start with it: one lookup a span, and a span not here ends the
-        # search from its start (the cut's inner loop: two lookups a span cost a verdict ~0.5 ms more).
+        # search from its start (the cut's inner loop: two lookups a span cost a verdict ~0.3 ms more).
         prefixes = {piece[:k] for piece in pieces for k in range(1, len(piece))}
         self.spans: dict[str, tuple[int, bool]] = dict.fromkeys(prefixes, (-1, True))
         self.spans.update((piece, (i, piece in prefixes)) for i, piece in enumerate(pieces))
