@@ -107,7 +107,7 @@ WORDNET_KINDS = {"noun.location": "region", "noun.object": "nature", "noun.artif
 def write_wordnet_places(wordnet: Path) -> int:
     """`synset<TAB>kind` for each named place of Princeton WordNet 3.0 (`data.noun` in `wordnet`,
     the folder of its database files): an instance (`@i`) in the lexicographer file of locations
-    (a region: "Middle East", "Petra"), of natural objects under NATURE_ROOTS (nature: "Lake
+    (a region: "Middle East", "Tuscany"), of natural objects under NATURE_ROOTS (nature: "Lake
     Constance", "Mediterranean", "Aconcagua") or of artifacts under STRUCTURE (a landmark:
     "Golden Gate Bridge"). `omw-synsets.tsv` numbers its synsets the same way (WordNet 3.0's
     offsets), so places.py finds "Bodensee", "地中海" and "ים המלח" by them. Sorted; WordNet's
