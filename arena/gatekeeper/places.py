@@ -126,6 +126,8 @@ class PlaceNames:
         if len(folded) != len(words):  # a letter folded to a space (none is known): word by word
             folded = [fold(w) for w in words]
         found = sorted(self._in_words(folded) + self._in_runs(folded))
+        if not found:  # most prompts: no need to place anything among the tokens
+            return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.uint8)
         starts = token_starts(words)
         # a name inside a run starts one of its character n-grams (a Korean word is one token)
         at = [starts[i] + min(c, starts[i + 1] - starts[i] - 1) for i, c, _ in found]

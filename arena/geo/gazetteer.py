@@ -26,7 +26,6 @@ import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
@@ -403,7 +402,6 @@ class _FoldedLetters(dict[int, str]):
 _FOLDED = _FoldedLetters()
 
 
-@lru_cache(maxsize=1 << 16)  # bounded: questions bring letters of their own choosing
 def _fold_letter(ch: str) -> str:
     # Accents go only where they are diacritics: in kana the same marks
     # (dakuten) make different letters.
