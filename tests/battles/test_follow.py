@@ -1,4 +1,4 @@
-"""What a watcher of a battle is sent, and when (arena.battles.runner, `BattleRun.follow`):
+"""What a watcher of a battle is sent, and when (arena.battles.run, `BattleRun.follow`):
 a side's first delta at once, its later deltas gathered for a moment so that both sides'
 share one write, and the events that end something never held back."""
 
@@ -10,7 +10,7 @@ import time
 import pytest
 
 from arena.battles.events import DELTA_GATHER, BattleEvent
-from arena.battles.runner import BattleRun
+from arena.battles.run import BattleRun
 
 
 def delta(side: str, text: str) -> BattleEvent:
