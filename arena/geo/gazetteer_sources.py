@@ -51,7 +51,8 @@ NAME_LOCALES = (
     "nl",
 )
 
-
+# Words of a romanised region's name that say what kind of region it is ("Guizhou Sheng",
+# "Tokyo Prefecture"): a name is also indexed without them, and regions are keyed without them.
 _LATIN_REGION_WORDS = {
     "sheng",
     "shi",
@@ -84,6 +85,7 @@ _ALSO_COUNTRIES = frozenset({"CN-HK", "CN-MO", "CN-TW"})
 
 
 def build_gazetteer(min_population: int = 15000) -> Gazetteer:
+    """Every country, first-level region and city of `min_population` or more, by all their names."""
     gaz = Gazetteer()
     cities = _load_cities(min_population)
     countries = _load_countries(cities)
