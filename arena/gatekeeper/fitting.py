@@ -123,12 +123,11 @@ def settled_elsewhere(rows: list[LabelledPrompt], facet: Facet, facets: tuple[Fa
 
 def balanced_weights(rows: list[LabelledPrompt]) -> np.ndarray:
     """Each (language, label) cell weighs the same in total, so n-grams of a language
-    with few geographic prompts are not learnt as signs of refusal; inside a cell a
-    source weighs the square root of its size."""
-    from collections import Counter
-
-    source = Counter((r.lang, r.geographic, r.source) for r in rows)
-    w = np.array([source[(r.lang, r.geographic, r.source)] ** -0.5 * _emphasis(r) for r in rows])
+    with few geographic prompts are not learnt as signs of refusal; inside a cell every
+    row weighs the same, but for its emphasis. Held out by source: 0.9642, the real sources'
+    rows 0.9540, when a source weighed the square root of its size (until 5 December); 0.9648
+    and 0.9550 with its size to the power 0.7; 0.9649 and 0.9561 as here."""
+    w = np.array([_emphasis(r) for r in rows])
     cells: dict[tuple[str, bool], float] = {}
     for r, weight in zip(rows, w, strict=True):
         cells[(r.lang, r.geographic)] = cells.get((r.lang, r.geographic), 0.0) + weight

@@ -12,7 +12,13 @@ import pytest
 from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
 from arena.gatekeeper.facets import LABEL, PHOTO, PLACE, POLICY, facets_of, row_answers, row_key
 from arena.gatekeeper.features import DIMENSIONS
-from arena.gatekeeper.fitting import evidence_scale, fit_model, settled_elsewhere
+from arena.gatekeeper.fitting import (
+    HARD_NEGATIVE_WEIGHT,
+    balanced_weights,
+    evidence_scale,
+    fit_model,
+    settled_elsewhere,
+)
 from arena.gatekeeper.model import shipped_model
 
 
@@ -116,6 +122,26 @@ class TestSettledElsewhere:
         both = fit_model(rows, None, facets=POLICY).logits(quiz)
         alone = fit_model(rows, None, facets=(PLACE,)).logits(quiz)  # no photo head to settle the quiz
         assert both["photo"] < 0 and 0 < both["place"] < alone["place"] - 0.5
+
+
+class TestWeights:
+    def test_each_language_and_label_weighs_the_same_and_inside_it_each_row(self) -> None:
+        rows = [LabelledPrompt(f"where is this {i}", True, "de", "geoarena-v1:geo") for i in range(6)]
+        rows += [LabelledPrompt("wo ist das?", True, "de", "geoarena-authored:geo-location")]
+        rows += [LabelledPrompt(f"joke {i}", False, "de", "chatterbot-corpus:humor") for i in range(3)]
+        rows += [LabelledPrompt("what breed is this dog?", False, "de", "xgqa:dev")]
+        rows += [LabelledPrompt("where is this?", True, "sw", "geoarena-v1:geo")]
+        rows += [LabelledPrompt(f"code {i}", False, "sw", "mhumaneval:task") for i in range(4)]
+        w = balanced_weights(rows)
+        cell = {
+            key: sum(w[i] for i, r in enumerate(rows) if (r.lang, r.geographic) == key)
+            for key in [("de", True), ("de", False), ("sw", True), ("sw", False)]
+        }
+        assert max(cell.values()) == pytest.approx(min(cell.values()))
+        # a big source's row weighs what a small one's does: six v1 rows are six times one authored row
+        assert w[0] == pytest.approx(w[6])
+        assert w[10] == pytest.approx(HARD_NEGATIVE_WEIGHT * w[7])  # a photo refusal counts more than chat
+        assert w.sum() == pytest.approx(len(rows))
 
 
 class TestEvidence:
