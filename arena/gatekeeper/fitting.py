@@ -40,8 +40,7 @@ def fit_model(
     answers that facet, over hashed n-grams, cross-lingual concepts (induced from all these
     rows' translation groups, and the concept tables: keywords.py) and, with `pieces`, each
     prompt's mean piece vector (pieces.py), folded afterwards into a weight per piece. Each
-    (language, answer) and each source weighs the same in total, so a big source (code)
-    does not teach a head that long means no."""
+    (language, answer) weighs the same in total (`balanced_weights`)."""
     import scipy.sparse as sp
 
     from arena.gatekeeper.features import DIMENSIONS, feature_rows
