@@ -157,8 +157,8 @@ class TestShippedData:
         assert all(c == counts["de"] for c in counts.values()), {k: c for k, c in counts.items() if c != counts["de"]}
 
     def test_no_authored_line_is_written_twice(self) -> None:
-        # A line in two sections of one language is one prompt counted twice, and it leaves
-        # the other line's translation group without that language.
+        # The prompt files keep a prompt once: a line in two sections of one language leaves
+        # the second line's translation group without that language.
         for path in sorted((DATA_DIR / "authored").glob("*.txt")):
             lines = [line for lines in sections(path).values() for line in lines]
             repeated = {line for line in lines if lines.count(line) > 1}
