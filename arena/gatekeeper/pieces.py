@@ -62,11 +62,10 @@ class Tokeniser:
         prefixes = {piece[:k] for piece in pieces for k in range(1, len(piece))}
         self.spans: dict[str, tuple[int, bool]] = dict.fromkeys(prefixes, (-1, True))
         self.spans.update((piece, (i, piece in prefixes)) for i, piece in enumerate(pieces))
-        self._count = len(pieces)
         self._words: dict[str, tuple[int, ...]] = {}
 
     def __len__(self) -> int:
-        return self._count
+        return len(self.scores)
 
     def forget(self) -> None:
         """Cut every word afresh from now on (benchmarks/gatekeeper.py: a verdict of all-new words)."""
