@@ -189,8 +189,8 @@ def _measure(job: str, contenders: int, rounds: int) -> dict[str, Any]:
 
 
 def _simulated_votes(size: int, contenders: int):  # type: ignore[no-untyped-def]
-    from arena.ratings.leaderboard import VoteLog
     from arena.ratings.style import standardize, style_differences
+    from arena.ratings.vote_log import VoteLog
 
     rng = np.random.default_rng(size)
     strength = rng.normal(0, 0.8, contenders)
@@ -232,7 +232,7 @@ def _simulated_votes(size: int, contenders: int):  # type: ignore[no-untyped-def
 
 
 def _real_votes():  # type: ignore[no-untyped-def]
-    from arena.ratings.leaderboard import VoteLog
+    from arena.ratings.vote_log import VoteLog
 
     path = REAL_DATA if REAL_DATA.exists() else REAL_DATA_FALLBACK
     data = json.loads(path.read_text())

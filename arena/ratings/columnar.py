@@ -31,9 +31,9 @@ from arena.export.format import (
 from arena.ratings.accuracy import LabelledVote
 from arena.ratings.anomaly import UNKNOWN_VOTER
 from arena.ratings.filters import CHOICE_OUTCOME, EXCLUDED_BATTLE_STATUSES
-from arena.ratings.leaderboard import GATE_VS_PLAIN, PLAIN_ONLY, VoteLog, VoteLogBuilder
 from arena.ratings.metadata import MetadataCounts, compact_counts, sum_counts
 from arena.ratings.regions import AGREED_PREFIX, CONTINENT_PREFIX, COUNTRY_PREFIX
+from arena.ratings.vote_log import GATE_VS_PLAIN, PLAIN_ONLY, VoteLog, VoteLogBuilder
 
 # a labelled battle's accuracy fields (empty text is no value, as `format.row_truth` reads it)
 TRUTH_TEXT = ("country", "continent", "answer_country_a", "answer_country_b")

@@ -24,8 +24,8 @@ from arena.export.format import (
 from arena.export.readers import iter_rows
 from arena.ratings.accuracy import LabelledVote
 from arena.ratings.filters import CHOICE_OUTCOME, ExclusionCounter, exclusion_reason
-from arena.ratings.leaderboard import VoteLog, VoteLogBuilder
 from arena.ratings.regions import region_categories
+from arena.ratings.vote_log import VoteLog, VoteLogBuilder
 
 
 def log_from_file(path: Path) -> tuple[VoteLog, dict[str, int]]:

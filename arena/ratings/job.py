@@ -24,12 +24,12 @@ from arena.ratings.files import log_from_rows as log_from_rows
 from arena.ratings.leaderboard import (
     Progress,
     RankOptions,
-    VoteLog,
     build_snapshot,
     screen_log,
 )
 from arena.ratings.snapshot import latest_snapshot as latest_snapshot
 from arena.ratings.snapshot import store_snapshot
+from arena.ratings.vote_log import VoteLog
 
 FeatureCounts = dict[int, dict[str, Any]]  # response id -> style counts
 OUTLIER_FLAG = "outlier_voter"

@@ -11,7 +11,8 @@ import pytest
 
 from arena.pool import PoolPolicy
 from arena.pool.active import Evidence, covariance, pair_gains
-from arena.ratings.leaderboard import RankOptions, VoteLog, build_snapshot
+from arena.ratings.leaderboard import RankOptions, build_snapshot
+from arena.ratings.vote_log import VoteLog
 from tests.pool.test_policy import pool
 
 

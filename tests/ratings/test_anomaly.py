@@ -16,9 +16,9 @@ from arena.ratings.job import rank_database
 from arena.ratings.leaderboard import (
     OUTLIER_REASON,
     RankOptions,
-    VoteLogBuilder,
     build_snapshot,
 )
+from arena.ratings.vote_log import VoteLogBuilder
 from tests.export.seed import add_voted_battle
 
 TIE_RATE = 0.25

@@ -8,7 +8,8 @@ from scipy.special import expit
 
 from arena.ratings import bt, extended
 from arena.ratings.bt import POINTS_PER_UNIT
-from arena.ratings.leaderboard import RankOptions, VoteLog, build_snapshot
+from arena.ratings.leaderboard import RankOptions, build_snapshot
+from arena.ratings.vote_log import VoteLog
 
 NAMES = ["gpt-4o", "gpt-4o+gate", "claude", "claude+gate", "gemini", "lonely+gate"]
 GATE = {n: n.endswith("+gate") for n in NAMES}

@@ -20,8 +20,9 @@ from arena.app import create_app
 from arena.config import Settings
 from arena.db.migrate import upgrade
 from arena.db.session import make_engine, make_sessionmaker
-from arena.ratings.leaderboard import RankOptions, VoteLog, build_snapshot
+from arena.ratings.leaderboard import RankOptions, build_snapshot
 from arena.ratings.snapshot import Snapshot, store_snapshot
+from arena.ratings.vote_log import VoteLog
 from arena.web.leaderboard import CSV_COLUMNS
 from tests.conftest import SCREENSHOTS, SHARED
 from tests.ratings.simulate import simulate

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.ratings.leaderboard import RankOptions, VoteLog, build_snapshot
+from arena.ratings.leaderboard import RankOptions, build_snapshot
+from arena.ratings.vote_log import VoteLog
 
 
 def votes(per_pair: dict[tuple[int, int], tuple[int, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

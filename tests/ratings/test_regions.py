@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from arena.ratings.accuracy import LabelledVote
-from arena.ratings.leaderboard import RankOptions, VoteLogBuilder, build_snapshot
+from arena.ratings.leaderboard import RankOptions, build_snapshot
 from arena.ratings.regions import continent_boards, region_categories
+from arena.ratings.vote_log import VoteLogBuilder
 
 
 class TestRegionCategories:

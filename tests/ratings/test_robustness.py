@@ -9,9 +9,10 @@ import pytest
 from scipy.special import expit
 
 from arena.ratings import bt
-from arena.ratings.leaderboard import RankOptions, VoteLogBuilder, build_snapshot
+from arena.ratings.leaderboard import RankOptions, build_snapshot
 from arena.ratings.robustness import votes_to_swap
 from arena.ratings.snapshot import describe
+from arena.ratings.vote_log import VoteLogBuilder
 
 
 def simulated(n: int, votes: int, seed: int, spread: float = 0.5) -> bt.Matchups:

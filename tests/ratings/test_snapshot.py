@@ -9,11 +9,10 @@ from arena.ratings.elo import online_elo
 from arena.ratings.filters import exclusion_reason
 from arena.ratings.leaderboard import (
     RankOptions,
-    VoteLog,
-    VoteLogBuilder,
     build_snapshot,
 )
 from arena.ratings.snapshot import Snapshot
+from arena.ratings.vote_log import VoteLog, VoteLogBuilder
 from tests.ratings.simulate import simulate
 
 

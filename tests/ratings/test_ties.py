@@ -9,7 +9,8 @@ import pytest
 from scipy.optimize import minimize
 
 from arena.ratings import bt, ties
-from arena.ratings.leaderboard import RankOptions, VoteLog, build_snapshot
+from arena.ratings.leaderboard import RankOptions, build_snapshot
+from arena.ratings.vote_log import VoteLog
 
 
 def davidson_votes(theta: np.ndarray, log_nu: float, votes: int, rng: np.random.Generator):  # type: ignore[no-untyped-def]

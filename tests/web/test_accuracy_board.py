@@ -12,8 +12,9 @@ import pytest
 from arena.db.session import make_engine, make_sessionmaker
 from arena.ratings.accuracy import LabelledVote
 from arena.ratings.job import store_snapshot
-from arena.ratings.leaderboard import RankOptions, VoteLogBuilder, build_snapshot
+from arena.ratings.leaderboard import RankOptions, build_snapshot
 from arena.ratings.regions import region_categories
+from arena.ratings.vote_log import VoteLogBuilder
 from tests.conftest import SCREENSHOTS
 from tests.web.conftest import ArenaServer, serve_arena
 
