@@ -22,8 +22,8 @@ from arena.contenders.gate.tools.code import (
     CodeSandbox,
     code_interpreter_tool,
     code_tools,
-    sandbox_packages,
 )
+from arena.contenders.gate.tools.sandbox_packages import sandbox_packages
 from tests.servers.processes import descendants
 
 SANDBOX = CodeSandbox(timeout=4, memory_mb=512)

@@ -199,7 +199,8 @@ class TestHostFootprint:
         script = textwrap.dedent(f"""
             import asyncio
             from pathlib import Path
-            from arena.contenders.gate.tools.code import CodeSandbox, sandbox_packages
+            from arena.contenders.gate.tools.code import CodeSandbox
+            from arena.contenders.gate.tools.sandbox_packages import sandbox_packages
             box = CodeSandbox(timeout=5)
             box.site_packages = sandbox_packages(Path({str(site)!r}), ("numpy", "numpy.libs"))
             assert box.site_packages["numpy"].startswith({str(temporary)!r})  # copied, there

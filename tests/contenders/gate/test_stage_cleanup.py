@@ -10,7 +10,7 @@ from pathlib import Path
 CHILD = """
 import os, sys
 from pathlib import Path
-from arena.contenders.gate.tools.code import sandbox_packages
+from arena.contenders.gate.tools.sandbox_packages import sandbox_packages
 staged = sandbox_packages(Path(sys.argv[1]), ("numpy",))["numpy"]
 print(staged, os.path.isfile(os.path.join(staged, "__init__.py")), flush=True)
 """

@@ -27,17 +27,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import ctypes.util
 import functools
-import importlib.util
 import os
 import resource
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -48,6 +44,8 @@ from arena.config import GateSettings
 from arena.contenders.base import ToolSpec
 from arena.contenders.gate.registry import ImageRegistry
 from arena.contenders.gate.tools.base import Tool, ToolResult
+from arena.contenders.gate.tools.sandbox_packages import numpy_packages
+from arena.contenders.gate.tools.seccomp import seccomp_filter
 
 NOBODY = 65534
 SANDBOX_SITE = "/opt/site-packages"
@@ -72,60 +70,6 @@ PRELUDE = (
     "source = sys.stdin.buffer.read()\n"
     "del resource\n"
     "exec(compile(source, '<code>', 'exec'), {{'__name__': '__main__', '__builtins__': __builtins__}})\n"
-)
-# System calls refused (EPERM) inside the sandbox: debugging other processes, mounts and
-# namespaces, kernel keyrings and modules, BPF, perf, userfaultfd, io_uring, clock and reboot.
-DENIED_SYSCALLS = (
-    "ptrace",
-    "process_vm_readv",
-    "process_vm_writev",
-    "kcmp",
-    "pidfd_getfd",
-    "mount",
-    "umount2",
-    "pivot_root",
-    "chroot",
-    "move_mount",
-    "open_tree",
-    "fsopen",
-    "fsmount",
-    "fsconfig",
-    "fspick",
-    "mount_setattr",
-    "unshare",
-    "setns",
-    "keyctl",
-    "add_key",
-    "request_key",
-    "bpf",
-    "perf_event_open",
-    "userfaultfd",
-    "io_uring_setup",
-    "io_uring_enter",
-    "io_uring_register",
-    "init_module",
-    "finit_module",
-    "delete_module",
-    "kexec_load",
-    "kexec_file_load",
-    "reboot",
-    "swapon",
-    "swapoff",
-    "acct",
-    "syslog",
-    "quotactl",
-    "iopl",
-    "ioperm",
-    "lookup_dcookie",
-    "vhangup",
-    "settimeofday",
-    "clock_settime",
-    "clock_adjtime",
-    "adjtimex",
-    "name_to_handle_at",
-    "open_by_handle_at",
-    "personality",
-    "uselib",
 )
 
 
@@ -241,7 +185,7 @@ class CodeSandbox:
             )
         self.bwrap = bwrap or shutil.which("bwrap") or ""
         self.python = python or _system_python()
-        self.site_packages = _numpy_packages()
+        self.site_packages = numpy_packages()
         self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
@@ -356,7 +300,7 @@ class CodeSandbox:
                 args += ["--ro-bind", str(host), f"/{name}"]
         for name, text in FAKE_ETC.items():
             args += ["--perms", "0644", "--ro-bind-data", data(text.encode()), f"/etc/{name}"]
-        filter_bpf = _seccomp_filter()
+        filter_bpf = seccomp_filter()
         if filter_bpf:
             args += ["--seccomp", data(filter_bpf)]
         args += [
@@ -494,43 +438,6 @@ def _system_python() -> str:
     return ""
 
 
-def _numpy_packages() -> dict[str, str]:
-    """numpy's folders (numpy.libs holds the OpenBLAS its wheel bundles) by name. The
-    sandbox's interpreter must be the same minor version."""
-    spec = importlib.util.find_spec("numpy")
-    if spec is None or not spec.origin:
-        return {}
-    return sandbox_packages(Path(spec.origin).resolve().parent.parent, ("numpy", "numpy.libs"))
-
-
-def sandbox_packages(site: Path, names: tuple[str, ...]) -> dict[str, str]:
-    """Folders the sandbox user can read holding the packages `names` of `site`: the
-    packages themselves when every folder above them lets others through, else (a venv inside
-    a private checkout) a copy made once per process and removed when the process exits."""
-    present = tuple(name for name in names if (site / name).is_dir())
-    if all(os.stat(p).st_mode & 0o005 == 0o005 for p in (site, *site.parents) if str(p) != "/"):
-        return {name: str(site / name) for name in present}
-    stage = _staged(site, present)
-    return {name: str(stage.path / name) for name in present}
-
-
-class _Stage:
-    """A temporary folder removed at exit (the copy of numpy is 72 MB; one per process)."""
-
-    def __init__(self) -> None:
-        self.path = Path(tempfile.mkdtemp(prefix="gate-site-"))
-        self.path.chmod(0o755)  # the sandbox may run as nobody
-        weakref.finalize(self, shutil.rmtree, str(self.path), True)
-
-
-@functools.cache
-def _staged(site: Path, names: tuple[str, ...]) -> _Stage:
-    stage = _Stage()
-    for name in names:
-        shutil.copytree(site / name, stage.path / name)
-    return stage
-
-
 def _pipe_with(content: bytes) -> int:
     """The read end of a pipe already holding `content` (a few KB: fits the pipe's buffer)."""
     read, write = os.pipe()
@@ -539,44 +446,6 @@ def _pipe_with(content: bytes) -> int:
     finally:
         os.close(write)
     return read
-
-
-@functools.cache
-def _seccomp_filter() -> bytes:
-    """The compiled BPF filter denying DENIED_SYSCALLS, built with libseccomp; b"" without it."""
-    name = ctypes.util.find_library("seccomp")
-    if not name:
-        return b""
-    lib = ctypes.CDLL(name)
-    lib.seccomp_init.restype = ctypes.c_void_p
-    lib.seccomp_init.argtypes = [ctypes.c_uint32]
-    lib.seccomp_rule_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint]
-    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
-    lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
-    lib.seccomp_release.argtypes = [ctypes.c_void_p]
-    allow, deny = 0x7FFF0000, 0x00050000 | 1  # SCMP_ACT_ALLOW, SCMP_ACT_ERRNO(EPERM)
-    ctx = lib.seccomp_init(allow)  # other architectures (32-bit calls) are killed by default
-    if not ctx:
-        return b""
-    read, write = os.pipe()
-    try:
-        for call in DENIED_SYSCALLS:
-            number = lib.seccomp_syscall_resolve_name(call.encode())
-            if number >= 0 and lib.seccomp_rule_add(ctx, deny, number, 0) != 0:
-                return b""
-        if lib.seccomp_export_bpf(ctx, write) != 0:
-            return b""
-        os.close(write)
-        write = -1
-        chunks = []
-        while chunk := os.read(read, 65536):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        lib.seccomp_release(ctx)
-        os.close(read)
-        if write >= 0:
-            os.close(write)
 
 
 async def _read_capped(stream: asyncio.StreamReader, cap: int, too_much: asyncio.Event) -> bytes:
