@@ -39,7 +39,7 @@ from arena.contenders.base import (
     Usage,
 )
 from arena.contenders.deps import ProviderDeps
-from arena.contenders.gate.agent import _AnswerSplitter  # one rule for where an answer starts
+from arena.contenders.gate.react_text import AnswerSplitter  # one rule for where an answer starts
 from arena.contenders.gate.registry import ImageRegistry, RegisteredImage, contender_image
 from arena.contenders.gate.toolbox import contender_toolbox
 from arena.contenders.gate.tools.base import Tool, ToolFailure, ToolResult, check_arguments
@@ -215,7 +215,7 @@ class _FixedRun:
             ),
         ]
         # a model used to GATE's prompt may still open with `Final answer:`; it is dropped
-        splitter = _AnswerSplitter(final=True, fallback=False)
+        splitter = AnswerSplitter(final=True, fallback=False)
         usage: Usage | None = None
         try:
             async with asyncio.timeout_at(self.hard):

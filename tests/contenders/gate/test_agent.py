@@ -25,7 +25,8 @@ from arena.contenders.base import (
     ToolStep,
     Usage,
 )
-from arena.contenders.gate.agent import GateContender, _AnswerSplitter, parse_action
+from arena.contenders.gate.agent import GateContender
+from arena.contenders.gate.react_text import AnswerSplitter, parse_action
 from arena.contenders.gate.registry import ImageRegistry
 from arena.contenders.gate.tools.base import Tool, ToolResult
 from arena.contenders.gate.tools.image import image_tools
@@ -415,23 +416,23 @@ class TestTextFallback:
 
 class TestAnswerSplitter:
     def test_marker_split_across_chunks_then_live(self) -> None:
-        s = _AnswerSplitter(final=False, fallback=False)
+        s = AnswerSplitter(final=False, fallback=False)
         assert s.feed("I think.\nFinal ans") == []
         assert s.feed("wer: Kyo") == ["Kyo"]
         assert s.feed("to") == ["to"]
         assert s.finish() == []
 
     def test_a_marker_inside_a_sentence_does_not_start_the_answer(self) -> None:
-        s = _AnswerSplitter(final=False, fallback=False)
+        s = AnswerSplitter(final=False, fallback=False)
         assert s.feed("Before the final answer: let me crop the sign.") == []
         assert s.finish() == ["let me crop the sign."]  # no tool call came: the turn was the answer
 
     def test_thought_before_a_call_is_never_emitted(self) -> None:
-        s = _AnswerSplitter(final=False, fallback=True)
+        s = AnswerSplitter(final=False, fallback=True)
         assert s.feed('Thought: maybe. Action: {"tool": "crop"} Final answer: x') == []
 
     def test_final_turn_streams_everything(self) -> None:
-        s = _AnswerSplitter(final=True, fallback=False)
+        s = AnswerSplitter(final=True, fallback=False)
         assert s.feed("Short") == []
         assert s.feed(" but now long enough to be streamed straight") == [
             "Short but now long enough to be streamed straight"
@@ -440,7 +441,7 @@ class TestAnswerSplitter:
     def test_a_long_streamed_thought_costs_linear_time(self) -> None:
         # Each delta searched the whole text held so far for both markers: 6,000 deltas of a
         # long thought blocked the event loop for about half a minute.
-        s = _AnswerSplitter(final=False, fallback=True)
+        s = AnswerSplitter(final=False, fallback=True)
         started = time.perf_counter()
         for i in range(6_000):
             assert s.feed(f"the sign {i} reads a street name in Latin script near a river ") == []
@@ -448,13 +449,13 @@ class TestAnswerSplitter:
         assert s.feed("\nFinal answer: Lyon") == ["Lyon"]
 
     def test_an_early_action_still_holds_back_a_much_later_marker(self) -> None:
-        s = _AnswerSplitter(final=False, fallback=True)
+        s = AnswerSplitter(final=False, fallback=True)
         assert s.feed('Thought: zoom.\nAction: {"tool": "crop", "arguments": {"note": "') == []
         assert s.feed("x" * 5000) == []
         assert s.feed('"}}\nFinal answer: Lyon') == []
 
     def test_a_held_back_marker_keeps_a_final_turn_held_however_long_it_goes_on(self) -> None:
-        s = _AnswerSplitter(final=True, fallback=True)
+        s = AnswerSplitter(final=True, fallback=True)
         assert s.feed('Action: {"tool": "crop"}\nFinal answer: Lyon, on the Rhône.') == []
         for _ in range(20):
             assert s.feed(" The signs are French and the bridge is typical of the city.") == []
