@@ -13,7 +13,9 @@ COPY arena ./arena
 COPY migrations ./migrations
 COPY templates ./templates
 COPY static ./static
-RUN pip install --no-cache-dir '.[heic]' && useradd --create-home arena && mkdir -p /data && chown arena /data
+# EXTRAS=heic,gatekeeper-encoder adds the gatekeeper's sentence encoder ([gatekeeper] encoder = true)
+ARG EXTRAS=heic
+RUN pip install --no-cache-dir ".[${EXTRAS}]" && useradd --create-home arena && mkdir -p /data && chown arena /data
 
 USER arena
 ENV ARENA_DATA_DIR=/data ARENA_ENV=production

@@ -348,6 +348,7 @@ class GatekeeperSection(Section):
     options: dict[str, Any] | None = None
     timeout: float | None = None
     threshold: float | None = None
+    encoder: bool | None = None  # ask the sentence encoder when the offline model is unsure (gatekeeper/encoder.py)
 
 
 class SamplingSection(Section):

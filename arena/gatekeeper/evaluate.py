@@ -12,9 +12,10 @@ same rows can be put to any other judge (`evaluate_judge`), e.g. the LLM.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from arena.gatekeeper.dataset import LabelledPrompt
 
@@ -119,6 +120,35 @@ def evaluate_offline(
     for row, heads in zip(rows, held_out_logits(rows, c=c, progress=progress), strict=True):
         report.add(row, probability(heads), threshold, heads)
     return report
+
+
+def evaluate_with_encoder(
+    rows: Sequence[LabelledPrompt],
+    embeddings: Any,
+    *,
+    threshold: float = 0.5,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[Report, int]:
+    """The offline model with the encoder's second opinion (encoder.py), held out the same way:
+    each fold's encoder head is fitted on the other folds' `embeddings` (one row each, as
+    `encoder.embed_rows` makes them). Returns the report and how many prompts the encoder was asked about."""
+    import numpy as np
+
+    from arena.gatekeeper.encoder import combine, fit_head, unsure
+
+    offline = np.array([min(heads.values()) for heads in held_out_logits(rows, progress=progress)])
+    encoder = np.zeros(len(rows))
+    folds = np.array([fold_of(r) for r in rows])
+    for fold in range(FOLDS):
+        test = folds == fold
+        head = fit_head([r for r, t in zip(rows, test, strict=True) if not t], embeddings[~test])
+        encoder[test] = head.logits(embeddings[test])
+    asked = unsure(offline)
+    z = np.where(asked, combine(offline, encoder), offline)
+    report = Report()
+    for row, logit in zip(rows, z, strict=True):
+        report.add(row, 1.0 / (1.0 + math.exp(-max(min(float(logit), 50.0), -50.0))), threshold)
+    return report, int(asked.sum())
 
 
 def held_out_scores(

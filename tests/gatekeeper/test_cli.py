@@ -73,6 +73,27 @@ class TestClassifyCommand:
         assert "errors (" in out and "non-geographic accepted" in out
         assert " photo=" in out and " place=" in out  # each error with its heads' logits
 
+    def test_evaluate_with_the_encoder(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        folder = tmp_path / "set"
+        folder.mkdir()
+        by_source: dict[tuple[str, bool], list[LabelledPrompt]] = {}
+        for r in load_dataset():
+            if r.lang == "de":
+                by_source.setdefault((r.source, r.geographic), []).append(r)
+        picked = [r for group in by_source.values() for r in group[:6]]
+        write_rows(folder / "set.jsonl", picked)
+        cache = tmp_path / "embeddings.npz"
+        args = ["classify", "--evaluate", "--encoder", "--embeddings", str(cache), "--prompts", str(folder)]
+        assert main(args) == 0
+        first = capsys.readouterr().out
+        assert "offline gatekeeper with the encoder's second opinion (asked for " in first
+        assert f"{len(picked)} labelled prompts" in first and "held out by source" in first
+        assert cache.exists()
+        assert main(args) == 0  # the second run reads the kept embeddings: the same figures
+        assert capsys.readouterr().out == first
+        assert main(["classify", "--evaluate", "--encoder", "--llm", "--prompts", str(folder)]) == 1
+        assert "choose one" in capsys.readouterr().err
+
     async def test_evaluate_the_llm_judge(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:

