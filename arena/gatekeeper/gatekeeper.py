@@ -24,13 +24,12 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
-import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from arena.config import ContenderConfig, PoolConfig
 from arena.gatekeeper.encoder import INSTALL_HINT, Encoder, combine, unsure
-from arena.gatekeeper.model import OfflineModel, shipped_model
+from arena.gatekeeper.model import OfflineModel, shipped_model, sigmoid
 from arena.gatekeeper.policy import in_words, refusal, refusal_language
 from arena.geo.language import guess_language
 
@@ -107,7 +106,7 @@ class Gatekeeper:
             encoder = await self._encoder_model()
             z = combine(z, await asyncio.to_thread(encoder.logit, text))  # 15-200 ms of CPU: off the loop
             classifier += "+encoder"
-        score = 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+        score = sigmoid(z)
         if score >= self.threshold:
             return Verdict(True, "A question about the place in the photo.", round(score, 4), classifier)
         return _refusal(lang, round(score, 4), classifier)

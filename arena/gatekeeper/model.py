@@ -118,7 +118,11 @@ class OfflineModel:
 
 def probability(logits: dict[str, float]) -> float:
     """P(geographic) from the heads' logits: the least sure head's, since every head must take it."""
-    z = min(logits.values())
+    return sigmoid(min(logits.values()))
+
+
+def sigmoid(z: float) -> float:
+    """A logit's probability."""
     return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
 
 
