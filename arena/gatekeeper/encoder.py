@@ -41,8 +41,8 @@ ENCODER_HEAD_PATH = DATA_DIR / "encoder-head.npz"
 DIMENSIONS = 384  # multilingual-e5-small's embedding
 # A prompt's first this many characters are embedded (and the head fitted on as much): the encoder's
 # time grows with them (10 ms at 30, 25 at 120, 50 at 250 on a quiet machine; 600 at 1,000 on a busy
-# one), and of the prompts it is
-# asked about held out, 3 in 8,827 are longer: reading 1,000 gave 0.9785 held out, 250 gives 0.9783.
+# one), and 3 in 8,827 of the prompts it is asked about held out are longer: reading 1,000 gave
+# 0.9785 held out, 250 gives 0.9783.
 MAX_ENCODER_CHARS = 250
 # The offline logit within which the encoder is asked. Held out by source (73,723 rows, the encoder
 # reading 1,000 characters): asked for 5% of prompts at 1 (0.9754), 12% at 2 (0.9785), 21% at 3
