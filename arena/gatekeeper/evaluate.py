@@ -134,9 +134,9 @@ def evaluate_with_encoder(
     import numpy as np
 
     from arena.gatekeeper.encoder import combine, fit_head, unsure
-    from arena.gatekeeper.model import sigmoid
+    from arena.gatekeeper.model import sigmoid, verdict_logit
 
-    offline = np.array([min(heads.values()) for heads in held_out_logits(rows, progress=progress)])
+    offline = np.array([verdict_logit(heads) for heads in held_out_logits(rows, progress=progress)])
     encoder = np.zeros(len(rows))
     folds = np.array([fold_of(r) for r in rows])
     for fold in range(FOLDS):

@@ -101,7 +101,7 @@ class Gatekeeper:
 
     async def _offline_verdict(self, offline: OfflineModel, text: str, classifier: str) -> Verdict:
         lang = guess_language(text)  # the concepts' language, and the refusal's
-        z = min(offline.logits(text, lang).values())  # every head must take it (model.probability)
+        z = offline.logit(text, lang)
         if self.encoder and unsure(z):
             encoder = await self._encoder_model()
             z = combine(z, await asyncio.to_thread(encoder.logit, text))  # 10-50 ms of CPU: off the loop

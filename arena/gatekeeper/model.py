@@ -108,17 +108,26 @@ class OfflineModel:
         cut = np.array(self.tokeniser.ids(prompt) if self.tokeniser is not None else [], dtype=np.intp)
         return {head.name: head.logit(idx, cut) for head in self.heads}
 
+    def logit(self, prompt: str, lang: str | None = None) -> float:
+        """The verdict's logit for one prompt (`verdict_logit` of its heads')."""
+        return verdict_logit(self.logits(prompt, lang))
+
     def score(self, prompt: str, lang: str | None = None) -> float:
         """P(geographic) of one prompt."""
-        return probability(self.logits(prompt, lang))
+        return sigmoid(self.logit(prompt, lang))
 
     def scores(self, prompts: list[str]) -> list[float]:
         return [self.score(p) for p in prompts]
 
 
 def probability(logits: dict[str, float]) -> float:
-    """P(geographic) from the heads' logits: the least sure head's, since every head must take it."""
-    return sigmoid(min(logits.values()))
+    """P(geographic) from the heads' logits."""
+    return sigmoid(verdict_logit(logits))
+
+
+def verdict_logit(logits: dict[str, float]) -> float:
+    """The least sure head's logit, since every head must take the prompt."""
+    return min(logits.values())
 
 
 def sigmoid(z: float) -> float:
