@@ -228,8 +228,8 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
 def _held_out_latency(rows: Sequence[LabelledPrompt], encoder: Encoder, sample: int = 3000) -> None:
     """The verdict's latency on prompts like the held-out ones: the first fold's, sampled, each
     scored by an offline model fitted without it. (On the unseen probes above the model is sure of
-    nearly every prompt; on these, as on the arena's own v1 prompts, it is unsure of about one in
-    eight, and those wait for the encoder. Which prompts are asked depends on the offline model
+    nearly every prompt; on these it is unsure of about one in eight, and of the arena's own v1
+    prompts one in four, and those wait for the encoder. Which prompts are asked depends on the offline model
     only, so the shipped encoder head times them as well as a fold's would.)"""
     from arena.gatekeeper.encoder import combine, unsure
     from arena.gatekeeper.evaluate import fold_models
