@@ -56,15 +56,22 @@ def arena_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArenaServ
 
 @contextmanager
 def serve_arena(
-    base: Path, config: Path, database_url: str | None = None, env_extra: dict[str, str] | None = None
+    base: Path,
+    config: Path,
+    database_url: str | None = None,
+    env_extra: dict[str, str] | None = None,
+    *,
+    user: int | None = None,
 ) -> Iterator[ArenaServer]:
     """`arena serve` on a free loopback port until the block ends; SQLite
     under `base` (or `database_url`), the pool from `config`. No ARENA_*
-    variable leaks in; the secret is shared by every server under one `base`."""
+    variable leaks in; the secret is shared by every server under one `base`.
+    `user`: run by root, the server runs as that user id instead (`as_user`)."""
     port = free_port()
     arena = Path(sys.executable).with_name("arena")
     if not arena.exists():
         pytest.fail(f"the `arena` console script is missing next to {sys.executable}; run `make test`")
+    command = [str(arena), "serve", "--host", "127.0.0.1", "--port", str(port)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env |= {
         "ARENA_DATA_DIR": str(base / "data"),
@@ -75,10 +82,12 @@ def serve_arena(
     if database_url:
         env["ARENA_DATABASE_URL"] = database_url
     env |= env_extra or {}
+    if user is not None and os.geteuid() == 0:
+        command, env = as_user(user, command[1:], env)
     log_path = base / f"server-{port}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [str(arena), "serve", "--host", "127.0.0.1", "--port", str(port)],
+            command,
             cwd=ROOT,
             env=env,
             stdout=log,
@@ -95,6 +104,22 @@ def serve_arena(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def as_user(user: int, arguments: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """The command that runs `arena ARGUMENTS` as `user` (and its group, no others), from root.
+
+    The venv's interpreter may sit where only root can reach it (pyenv's, under /root), so a
+    system interpreter of the same version runs it, with the venv's packages and this checkout
+    on its path: the same code, the same compiled modules."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    interpreter = next((p for p in (Path("/usr/bin") / version, Path("/usr/local/bin") / version) if p.exists()), None)
+    if interpreter is None:
+        pytest.fail(f"no {version} outside the venv for a normal user to run: apt-get install {version}")
+    packages = [p for p in sys.path if p.endswith("site-packages")]
+    command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", str(interpreter)]
+    command += ["-c", "import sys; from arena.cli import main; sys.exit(main())", *arguments]
+    return command, env | {"PYTHONPATH": os.pathsep.join([str(ROOT), *packages]), "HOME": env["ARENA_DATA_DIR"]}
 
 
 @pytest.fixture(scope="module")
