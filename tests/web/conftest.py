@@ -28,6 +28,22 @@ ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("GEOARENA_SHARED", ROOT.parent / "shared"))
 SAMPLE_IMAGES = SHARED / "data" / "geobrowse-sample" / "images"
 SERVER_START_TIMEOUT = 90.0  # seconds: `arena serve` migrates the database and builds the pool first
+# A pool of the offline baseline, plain and GATE-equipped, with no challenge before a battle
+BASELINE_POOL = """
+[[contenders]]
+name = "ocr-geolocator"
+provider = "baseline"
+model = "ocr-geolocator"
+
+[[contenders]]
+name = "ocr-geolocator+gate"
+provider = "baseline"
+model = "ocr-geolocator"
+gate = true
+
+[integrity]
+challenge = "off"
+"""
 
 
 @dataclass(frozen=True)

@@ -13,25 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.web.conftest import SAMPLE_IMAGES, serve_arena
+from tests.web.conftest import BASELINE_POOL, SAMPLE_IMAGES, serve_arena
 
 NOBODY = 65534
-POOL = """
-[[contenders]]
-name = "ocr-geolocator"
-provider = "baseline"
-model = "ocr-geolocator"
-
-[[contenders]]
-name = "ocr-geolocator+gate"
-provider = "baseline"
-model = "ocr-geolocator"
-gate = true
-
-[integrity]
-challenge = "off"
-min_read_seconds = 0
-"""
+POOL = BASELINE_POOL + "min_read_seconds = 0\n"
 
 
 @pytest.fixture
