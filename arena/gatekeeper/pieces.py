@@ -71,7 +71,8 @@ class Tokeniser:
         """Cut every word afresh from now on (benchmarks/gatekeeper.py: a verdict of all-new words)."""
         self._words.clear()
 
-    def ids(self, text: str) -> list[int]:
+    def ids(self, text: str, limit: int | None = None) -> list[int]:
+        """The pieces of `text`, or its first `limit` (the words after them are never cut)."""
         out: list[int] = []
         for word in unicodedata.normalize("NFKC", text[:MAX_CHARS]).split():
             cut = self._words.get(word)
@@ -80,6 +81,8 @@ class Tokeniser:
                 if len(self._words) < WORD_CACHE:
                     self._words[word] = cut
             out.extend(cut)
+            if limit is not None and len(out) >= limit:
+                return out[:limit]
         return out
 
     def _cut(self, word: str) -> tuple[int, ...]:

