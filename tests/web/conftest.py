@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -98,13 +99,14 @@ def serve_arena(
     if database_url:
         env["ARENA_DATABASE_URL"] = database_url
     env |= env_extra or {}
+    checkout = ROOT
     if user is not None and os.geteuid() == 0:
-        command, env = as_user(user, command[1:], env)
+        command, env, checkout = as_user(user, command[1:], env, base)
     log_path = base / f"server-{port}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             command,
-            cwd=ROOT,
+            cwd=checkout,
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -122,20 +124,33 @@ def serve_arena(
             process.wait()
 
 
-def as_user(user: int, arguments: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-    """The command that runs `arena ARGUMENTS` as `user` (and its group, no others), from root.
+def as_user(user: int, arguments: list[str], env: dict[str, str], base: Path) -> tuple[list[str], dict[str, str], Path]:
+    """The command that runs `arena ARGUMENTS` as `user` (and its group, no others), from root,
+    with its environment and working folder.
 
-    The venv's interpreter may sit where only root can reach it (pyenv's, under /root), so a
-    system interpreter of the same version runs it, with the venv's packages and this checkout
-    on its path: the same code, the same compiled modules."""
+    The checkout may sit in a folder only root can enter (CI's clone, `mktemp -d`'s), so its
+    tracked files are copied under `base`, which the user can reach. The
+    venv's interpreter may sit where only root can reach it too (pyenv's, under /root), so a
+    system interpreter of the same version runs the copy, with the venv's packages on its
+    path: the same code, the same compiled modules. The venv itself may be in that closed
+    folder, so the user keeps one capability, reading and searching any folder
+    (CAP_DAC_READ_SEARCH); writing, it is the user alone."""
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     interpreter = next((p for p in (Path("/usr/bin") / version, Path("/usr/local/bin") / version) if p.exists()), None)
     if interpreter is None:
         pytest.fail(f"no {version} outside the venv for a normal user to run: apt-get install {version}")
+    checkout = base / "checkout"
+    if not checkout.exists():
+        tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True)
+        for name in tracked.stdout.splitlines():
+            (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, checkout / name)
     packages = [p for p in sys.path if p.endswith("site-packages")]
-    command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", str(interpreter)]
+    command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"]
+    command += ["--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search", str(interpreter)]
     command += ["-c", "import sys; from arena.cli import main; sys.exit(main())", *arguments]
-    return command, env | {"PYTHONPATH": os.pathsep.join([str(ROOT), *packages]), "HOME": env["ARENA_DATA_DIR"]}
+    path = os.pathsep.join([str(checkout), *packages])
+    return command, env | {"PYTHONPATH": path, "HOME": env["ARENA_DATA_DIR"]}, checkout
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 """`arena serve` run by a normal user, as a container that drops root runs it: the same battle
 from upload to vote, every file it writes its own. Run as root (as CI is), the server runs as
-`nobody`; run by anyone else, as that user."""
+`nobody`, allowed to read root's folders but to write only its own (`as_user`); run by anyone
+else, as that user."""
 
 from __future__ import annotations
 
