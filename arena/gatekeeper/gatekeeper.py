@@ -103,7 +103,7 @@ class Gatekeeper:
     async def _offline_verdict(self, offline: OfflineModel, text: str, classifier: str) -> Verdict:
         lang = guess_language(text)  # the concepts' language, and the refusal's
         if self.encoder:
-            # a few ms of CPU, the student's engine (C) beside or after the offline model: off the loop
+            # both models in a thread (the offline model, then the student where it is unsure): off the loop
             z, asked = await asyncio.to_thread((await self._cascaded()).logit, text, lang)
             classifier += "+encoder" if asked else ""
         else:
