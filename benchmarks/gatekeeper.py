@@ -4,8 +4,7 @@
 
 Prints: the model's load time and `import arena.gatekeeper`'s (in fresh
 processes), verdict latency p50/p99 by prompt length up to the 2,000-character
-limit (score + language of the refusal; every word cut into pieces afresh, as
-if none had been seen), the held-out accuracy split by source (five refits;
+limit (score + language of the refusal), the held-out accuracy split by source (five refits;
 `--quick` skips it), the GeoBrowse sample's questions (never
 trained on), the arena's own example questions and the kinds the refusal
 names, keyword stuffing, and the language identifier's accuracy on the
@@ -100,8 +99,6 @@ def main() -> int:
         for i in range(2000):
             start = (i * 7919) % (len(text) - length)
             prompt = text[start : start + length]
-            if model.tokeniser is not None:
-                model.tokeniser.forget()  # every word new: its cut into pieces made in the verdict
             t0, c0 = time.perf_counter(), time.thread_time()
             if model.score(prompt) < 0.5:  # as the gatekeeper does: a refusal's language
                 guess_language(prompt)
@@ -204,7 +201,6 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
         times = []
         for i in range(7):
             start = (i * 997) % (len(text) - chars)
-            encoder.cutter.tokeniser.forget()
             t0 = time.perf_counter()
             encoder.logit(text[start : start + chars])
             times.append(time.perf_counter() - t0)
@@ -225,7 +221,7 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
 
 class _Cascade:
     """A prompt's verdict as Gatekeeper._offline_verdict gives it (cascade.py; the language
-    first), every word cut afresh, counting the prompts the encoder is asked about."""
+    first), counting the prompts the encoder is asked about."""
 
     def __init__(self, model: OfflineModel, encoder: Encoder) -> None:
         from arena.gatekeeper.cascade import Cascade
@@ -233,9 +229,6 @@ class _Cascade:
         self.cascade, self.asked = Cascade(model, encoder), 0
 
     def __call__(self, prompt: str) -> float:
-        for tokeniser in (self.cascade.model.tokeniser, self.cascade.encoder.cutter.tokeniser):
-            if tokeniser is not None:
-                tokeniser.forget()
         z, asked = self.cascade.logit(prompt, guess_language(prompt))
         self.asked += asked
         return sigmoid(z)

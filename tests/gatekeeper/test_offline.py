@@ -141,7 +141,7 @@ class TestShippedData:
             assert np.all(np.diff(npz["alignment_keys"].astype(np.int64)) > 0)  # sorted, for searchsorted
         assert model.keywords is not None and model.keywords == Keywords.read_tsv()
         pieces = PieceVectors.read()
-        assert model.tokeniser is not None and model.tokeniser.spans == pieces.tokeniser().spans
+        assert model.tokeniser is not None and model.tokeniser.pieces == pieces.pieces
         assert [head.name for head in model.heads] == [facet.name for facet in POLICY]
         assert all(head.piece_weights.shape == (len(pieces.pieces),) for head in model.heads)
 
