@@ -4,8 +4,8 @@
 
 Prints: the model's load time and `import arena.gatekeeper`'s (in fresh
 processes), verdict latency p50/p99 by prompt length up to the 2,000-character
-limit (score + language of the refusal), the held-out accuracy split by source (five refits;
-`--quick` skips it), the GeoBrowse sample's questions (never
+limit (score + language of the refusal), the held-out accuracy split by
+source (five refits; `--quick` skips it), the GeoBrowse sample's questions (never
 trained on), the arena's own example questions and the kinds the refusal
 names, keyword stuffing, and the language identifier's accuracy on the
 labelled prompts (each fold's by profiles made without it). Each target is marked PASS or MISS. `--not-geo` adds
