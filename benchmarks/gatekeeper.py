@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING
 from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
 from arena.gatekeeper.evaluate import FOLDS, evaluate_model, evaluate_offline, fold_of
 from arena.gatekeeper.fitting import language_profiles
+from arena.gatekeeper.gatekeeper import WARMING
 from arena.gatekeeper.model import OfflineModel, sigmoid
 from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN
 from arena.geo.language import Profiles, guess_language
@@ -171,8 +172,11 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
     from arena.gatekeeper.evaluate import evaluate_with_encoder, fold_models
 
     encoder = Encoder()
-    encoder.logit("warm")  # as Gatekeeper.warm does before the server answers: the runtime's first call
     score = _Cascade(model, encoder)
+    # as Gatekeeper.warm does before the server answers: a verdict (it loads the language profiles)
+    # and the runtime's first call
+    score(WARMING)
+    encoder.logit(WARMING)
     # prompts it was never fitted on (on its own training prompts the model is sure, and the encoder idle)
     unseen = [row.prompt for items in _probes(args.data).values() for row in items]
     unseen += [prompt for path in args.not_geo for prompt in _not_geo_prompts(path)]

@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 
 Mode = Literal["offline", "llm", "off"]
 FALLBACK = "offline (llm fallback)"
+WARMING = "Where was this photo taken?"  # the verdict `warm` gives before the first upload
 
 
 @dataclass(frozen=True)
@@ -88,11 +89,15 @@ class Gatekeeper:
         return await self._offline_verdict(offline, text, "offline")
 
     async def warm(self) -> None:
-        """Load the offline model (and the encoder) now, in a thread, rather than on the first upload."""
+        """Load the offline model (and the encoder) now, in a thread, rather than on the first upload;
+        then give a verdict, which loads the language profiles (10 ms) and makes each model's first
+        call, slower than the rest, before anyone waits for one."""
         if self.mode != "off":
-            await self._classifier()
+            offline = await self._classifier()
+            lang = await asyncio.to_thread(guess_language, WARMING)
+            await asyncio.to_thread(offline.logit, WARMING, lang)
             if self.encoder:
-                await asyncio.to_thread((await self._cascaded()).encoder.logit, "warm")  # the runtime's first call
+                await asyncio.to_thread((await self._cascaded()).encoder.logit, WARMING)
 
     @property
     def warmed(self) -> bool:

@@ -15,6 +15,7 @@ from arena.config import ContenderConfig, PoolConfig
 from arena.contenders.deps import ProviderDeps
 from arena.gatekeeper import Verdict, build_gatekeeper, rejection_message
 from arena.gatekeeper.llm import MalformedVerdict, parse_verdict
+from arena.geo.language import shipped_profiles
 from arena.images.store import LocalImageStore
 from tests.gatekeeper.judge_server import JudgeServer
 from tests.servers import serve_in_thread
@@ -186,10 +187,12 @@ class TestServerStart:
             secret_key="test-secret",
         )
         app = create_app(settings)
+        shipped_profiles.cache_clear()
         async with app.router.lifespan_context(app):
             gatekeeper = app.state.services.gatekeeper
             assert gatekeeper._offline is not None  # warmed by the lifespan, not by a first upload
             assert gatekeeper._offline.trained_on > 0
+            assert shipped_profiles.cache_info().currsize == 1  # a verdict given: the languages loaded
 
 
 class TestRefusalLanguage:
