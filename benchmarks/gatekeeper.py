@@ -17,7 +17,8 @@ encoder's second opinion instead (`[gatekeeper] encoder = true`): its verdict
 latency on the unseen probes and `--not-geo` prompts and on prompts like the
 held-out ones (a fold's, scored by a model fitted without it: there the
 offline model is unsure of about one in eight), whole and in windows of 50
-to 2,000 characters, the encoder's time by prompt length, the held-out
+to 2,000 characters (and of 900, the longest prompt the student is asked
+about, where an unsure one pays most), the encoder's time by prompt length, the held-out
 accuracy with each fold's student fine-tuned without it (about 90 minutes;
 `--students DIR` keeps them), and the probes and `--not-geo` files through it.
 """
@@ -168,6 +169,7 @@ def _not_geo_prompts(path: Path) -> list[str]:
 
 
 def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[LabelledPrompt]) -> int:
+    from arena.gatekeeper.cascade import LONGEST_ASKED
     from arena.gatekeeper.encoder import Encoder
     from arena.gatekeeper.evaluate import evaluate_with_encoder, fold_models
 
@@ -196,7 +198,8 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
         f"verdict latency held out: {len(prompts)} prompts of fold 1, by a model fitted without it", prompts, held_out
     )
     text = " ".join(rows[i].prompt for i in test)
-    for length in (50, 200, 1000, 2000):
+    # LONGEST_ASKED: the longest prompt the student is asked about, where an unsure one pays most
+    for length in (50, 200, LONGEST_ASKED, 1000, 2000):
         windows = [text[(i * 7919) % (len(text) - length) :][:length] for i in range(500)]
         _latency(
             f"verdict latency held out: {len(windows)} windows of fold 1 of {length} characters", windows, held_out

@@ -139,13 +139,13 @@ def evaluate_with_encoder(
     very prompts, and kept there. Returns the report and how many prompts the encoder was asked about."""
     import numpy as np
 
-    from arena.gatekeeper.cascade import combine, unsure
+    from arena.gatekeeper.cascade import asks, combine
     from arena.gatekeeper.encoder import Encoder
     from arena.gatekeeper.encoder_fitting import fit_student
     from arena.gatekeeper.model import sigmoid, verdict_logit
 
     offline = np.array([verdict_logit(heads) for heads in held_out_logits(rows, progress=progress)])
-    asked = unsure(offline)
+    asked = asks(offline, np.array([len(r.prompt) for r in rows]))
     encoder = np.zeros(len(rows))
     folds = np.array([fold_of(r) for r in rows])
     for fold in range(FOLDS):

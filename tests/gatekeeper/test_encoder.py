@@ -14,7 +14,7 @@ import pytest
 
 from arena.config import PoolConfig
 from arena.gatekeeper import build_gatekeeper
-from arena.gatekeeper.cascade import BAND, Cascade, combine, unsure
+from arena.gatekeeper.cascade import BAND, LONGEST_ASKED, Cascade, asks, combine
 from arena.gatekeeper.dataset import dataset_hash, load_dataset
 from arena.gatekeeper.encoder import LAYERS, MAX_PIECES, Encoder, EncoderUnavailable, StudentWeights
 from arena.gatekeeper.gatekeeper import Gatekeeper
@@ -78,9 +78,18 @@ class TestStudent:
 class TestCascade:
     def test_the_band(self) -> None:
         model = shipped_model()
-        assert not unsure(min(model.logits(SURE).values()))
-        assert unsure(min(model.logits(UNSURE_GEO).values()))
-        assert unsure(BAND - 0.01) and not unsure(-BAND)
+        assert not asks(model.logit(SURE), len(SURE))
+        assert asks(model.logit(UNSURE_GEO), len(UNSURE_GEO))
+        assert asks(BAND - 0.01, 10) and not asks(-BAND, 10)
+
+    def test_a_prompt_longer_than_any_labelled_one_is_the_offline_models_alone(self, encoder: Encoder) -> None:
+        # the figures of the second opinion are all of prompts up to LONGEST_ASKED characters
+        assert max(len(row.prompt) for row in load_dataset()) <= LONGEST_ASKED
+        long = " ".join([UNSURE_GEO] * 17)  # 951 characters, as unsure as the sentence alone
+        model = shipped_model()
+        assert len(long) > LONGEST_ASKED and abs(model.logit(long)) < BAND
+        assert Cascade(model, encoder).logit(long) == (model.logit(long), False)
+        assert asks(0.0, LONGEST_ASKED) and not asks(0.0, LONGEST_ASKED + 1)
 
     async def test_asked_only_when_the_offline_model_is_unsure(self) -> None:
         offline = build_gatekeeper(PoolConfig(), None)
