@@ -75,9 +75,9 @@ def word_keys(lang: str) -> Callable[[str], int]:
     crc, adler, unspaced = zlib.crc32, zlib.adler32, UNSPACED.match
 
     def key(word: str) -> int:
-        data = word.encode("utf-8")
         if unspaced(word):
-            return (crc(data) << 32) | adler(data)
+            return _key(word)
+        data = word.encode("utf-8")
         return (crc(data, crc_start) << 32) | adler(data, adler_start)
 
     return key
