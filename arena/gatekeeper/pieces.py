@@ -118,7 +118,7 @@ def piece_fields(text: np.ndarray, offsets: np.ndarray, scores: np.ndarray) -> b
     ]
     ends = starts + 4 + lengths
     out[ends] = 0x15
-    out[ends[:, None] + np.arange(1, 5)] = np.asarray(scores, dtype="<f4").view(np.uint8).reshape(-1, 4)
+    out[ends[:, None] + np.arange(1, 5)] = np.ascontiguousarray(scores, dtype="<f4").view(np.uint8).reshape(-1, 4)
     return out.tobytes()
 
 
