@@ -90,9 +90,9 @@ class Gatekeeper:
         return await self._offline_verdict(offline, text, "offline")
 
     async def warm(self) -> None:
-        """Load the offline model (and the encoder) now, in a thread, rather than on the first upload;
-        then give a verdict, which loads the language profiles (10 ms) and makes each model's first
-        call, slower than the rest, before anyone waits for one."""
+        """Load the offline model (and the encoder, at once) now, in threads, rather than on the first
+        upload; then give a verdict, which loads the language profiles (10 ms) and makes each
+        model's first call, slower than the rest, before anyone waits for one."""
         if self.mode != "off":
             if self.encoder:
                 await asyncio.to_thread((await self._cascaded()).encoder.logit, WARMING)

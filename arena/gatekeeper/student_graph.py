@@ -8,8 +8,8 @@ its L2 normalisation, and the linear head: one logit. The weight matrices are na
 blocks decoded to float32, the values the fine-tuning's forward pass used.
 
 Built in memory when the gatekeeper starts: 21 MB of ONNX's protobuf, written by the few
-functions at the end (protobuf.py's wire format) in about 30 ms, where building it with the
-`onnx` package first took 0.6 s to import it. ONNX Runtime (a dependency of the arena already,
+functions at the end (protobuf.py's wire format), 0.05-0.1 s with the weights' decoding, where
+the `onnx` package took 0.6 s just to import. ONNX Runtime (a dependency of the arena already,
 through rapidocr-onnxruntime) fuses its GELUs and products with their biases and runs it on the
 CPU.
 """
