@@ -12,7 +12,7 @@
     threshold = 0.5           # offline: P(geographic) needed to pass
     encoder = false           # offline: the model alone, without the fine-tuned encoder's second opinion
                               # where it is unsure (encoder.py; the default, true, is surer: 0.979 held
-                              # out against 0.965; false saves 150 MB a worker and 2-7 ms those times)
+                              # out against 0.965; false saves 130 MB a worker and 2-7 ms those times)
 
 The LLM judge falls back to the offline classifier on any error, timeout or
 malformed verdict, so a battle is never refused because a judge was down.
