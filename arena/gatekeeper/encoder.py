@@ -23,9 +23,10 @@ run time) is a dependency of the arena; were it missing, the gatekeeper
 would refuse to start in this mode rather than silently do without.
 
 It loads in 0.4 s, beside the offline model (`Gatekeeper.warm`: both in
-0.48 s on a quiet machine, 0.7-0.8 s in its slow spells): the tokeniser's 250,002 pieces are most of it, built while the
-graph and its session are made. It takes about 130 MB of a server's
-memory; `encoder = false` leaves the offline model alone.
+0.48 s on a quiet machine, 0.7-0.8 s in its slow spells): the
+tokeniser's 250,002 pieces are most of it, built while the graph and its
+session are made. It takes about 130 MB of a server's memory; `encoder =
+false` leaves the offline model alone.
 """
 
 from __future__ import annotations
