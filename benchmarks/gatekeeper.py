@@ -186,10 +186,11 @@ def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[
     )
     encoder = Encoder()
     score = _Cascade(model, encoder)
-    # as Gatekeeper.warm does before the server answers: a verdict (it loads the language profiles)
-    # and the runtime's first call
-    score(WARMING)
-    encoder.logit(WARMING)
+    # as Gatekeeper.warm does before the server answers: its verdicts (they load the language
+    # profiles) and each model's first calls
+    for prompt in WARMING:
+        score(prompt)
+        encoder.logit(prompt)
     # prompts it was never fitted on (on its own training prompts the model is sure, and the encoder idle)
     unseen = [row.prompt for items in _probes(args.data).values() for row in items]
     unseen += [prompt for path in args.not_geo for prompt in _not_geo_prompts(path)]

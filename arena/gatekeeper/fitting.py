@@ -18,7 +18,7 @@ from arena.gatekeeper.dataset import DATA_DIR, LabelledPrompt, dataset_hash
 from arena.gatekeeper.facets import FACETS_PATH, POLICY, Facet
 from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
 from arena.gatekeeper.model import Head, OfflineModel
-from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors, mean_vectors, pack, sif_weights
+from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors, byte_order, mean_vectors, pack, sif_weights
 from arena.gatekeeper.places import WORDNET_PLACES_PATH, PlaceNames
 
 DEFAULT_C = 10.0
@@ -149,6 +149,7 @@ def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
     pieces = PieceVectors.read()
     model = fit_model(rows, keywords, pieces, PlaceNames.collect(), c=c)
     path = DATA_DIR / "model.npz"
+    packed = pack(pieces.pieces)
     digest = np.frombuffer(bytes.fromhex(dataset_hash(rows)), dtype=np.uint8)
     arrays: dict[str, np.ndarray] = {
         **model.arrays(),
@@ -164,11 +165,14 @@ def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
         "wordnet_places_sha256": _sha256_array(WORDNET_PLACES_PATH),
         **keywords.arrays(),
         **(model.places.arrays() if model.places is not None else {}),
-        **{f"piece_{k}": v for k, v in pack(pieces.pieces).items()},
+        **{f"piece_{k}": v for k, v in packed.items()},
         "piece_scores": pieces.scores,
+        "piece_order": byte_order(**packed),  # the order its tokeniser loads fastest in (pieces.py)
     }
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, allow_pickle=False, **arrays)
+    # Stored, not compressed: 21 MB where compression gives 13, but the server reads it in 0.15 s
+    # rather than 0.24 (decompressing it was 0.09 s of the gatekeeper's start).
+    np.savez(buffer, allow_pickle=False, **arrays)
     path.write_bytes(buffer.getvalue())
     return path
 

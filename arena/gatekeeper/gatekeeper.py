@@ -38,7 +38,17 @@ log = logging.getLogger(__name__)
 
 Mode = Literal["offline", "llm", "off"]
 FALLBACK = "offline (llm fallback)"
-WARMING = "Where was this photo taken?"  # the verdict `warm` gives before the first upload
+# The verdicts `warm` gives before the first upload. Between them they take every path a verdict
+# can: a short question, and one that names places (numpy imports its masked arrays on a place's
+# first features, 10 ms) and is long enough for the student's every piece (ONNX Runtime's first
+# run at its full length took 5-12 ms where later ones take 1-4).
+WARMING = (
+    "Where was this photo taken?",
+    "This photo shows a harbour town with white houses, red roofs and fishing boats, and the signs "
+    "are in Portuguese. Was it taken in Portugal, near Lisbon or Porto, or in the Algarve, or in "
+    "Galicia in Spain? Explain which clues in the architecture, the vegetation, the road markings "
+    "and the language of the signs point to the region, and give your best guess of the town.",
+)
 
 
 @dataclass(frozen=True)
@@ -91,14 +101,20 @@ class Gatekeeper:
 
     async def warm(self) -> None:
         """Load the offline model (and the encoder, at once) now, in threads, rather than on the first
-        upload; then give a verdict, which loads the language profiles (10 ms) and makes each
-        model's first call, slower than the rest, before anyone waits for one."""
-        if self.mode != "off":
-            if self.encoder:
-                await asyncio.to_thread((await self._cascaded()).encoder.logit, WARMING)
-            offline = await self._classifier()
-            lang = await asyncio.to_thread(guess_language, WARMING)
-            await asyncio.to_thread(offline.logit, WARMING, lang)
+        upload; then give the WARMING verdicts, which load the language profiles (10 ms) and make
+        each model's first calls, slower than the rest, before anyone waits for one."""
+        if self.mode == "off":
+            return
+        both = asyncio.create_task(self._cascaded()) if self.encoder else None
+        offline = await self._classifier()
+        for prompt in WARMING:  # the offline model's first calls, while the encoder's tokeniser is built
+            await asyncio.to_thread(lambda p: offline.logit(p, guess_language(p)), prompt)
+        if both is not None:
+            encoder = (await both).encoder
+            for prompt in WARMING:  # the student is asked about each, sure or not
+                await asyncio.to_thread(encoder.logit, prompt)
+        for prompt in WARMING:
+            await self._offline_verdict(offline, prompt, "offline")
 
     @property
     def warmed(self) -> bool:

@@ -76,7 +76,7 @@ class OfflineModel:
                 np.ascontiguousarray(npz["alignment_keys"], dtype=np.uint32),
                 np.ascontiguousarray(npz["alignment_concepts"], dtype=np.uint32),
             )
-            tokeniser = Tokeniser(npz["piece_text"], npz["piece_offsets"], npz["piece_scores"])
+            tokeniser = Tokeniser(npz["piece_text"], npz["piece_offsets"], npz["piece_scores"], npz["piece_order"])
             place_arrays = {k.removeprefix("place_"): npz[k] for k in npz.files if k.startswith("place_")}
             places = PlaceNames.from_arrays(**place_arrays) if place_arrays else None
             heads = tuple(Head.from_arrays(name, npz) for name in unpack(npz["head_text"], npz["head_offsets"]))

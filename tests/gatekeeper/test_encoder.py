@@ -17,7 +17,8 @@ from arena.gatekeeper import build_gatekeeper
 from arena.gatekeeper.cascade import BAND, LONGEST_ASKED, Cascade, asks, combine
 from arena.gatekeeper.dataset import dataset_hash, load_dataset
 from arena.gatekeeper.encoder import LAYERS, MAX_PIECES, NEEDS, Encoder, EncoderUnavailable, StudentWeights
-from arena.gatekeeper.gatekeeper import Gatekeeper
+from arena.gatekeeper.features import words_of
+from arena.gatekeeper.gatekeeper import WARMING, Gatekeeper
 from arena.gatekeeper.model import shipped_model
 from tests.gatekeeper.test_offline import ISSUE_GEOGRAPHIC, ISSUE_NOT_GEOGRAPHIC, STUFFED
 from tests.web.conftest import BASELINE_POOL, SAMPLE_IMAGES, serve_arena
@@ -118,6 +119,14 @@ class TestCascade:
         assert not gatekeeper.warmed
         await gatekeeper.warm()
         assert gatekeeper.warmed and gatekeeper._cascade is not None
+
+    def test_the_warming_verdicts_take_every_path(self, encoder: Encoder) -> None:
+        """Between them, the verdicts `warm` gives name a place and fill the student's every piece:
+        the first calls that are slower than the rest are made before the server answers."""
+        model = shipped_model()
+        assert any(len(model.places.find(words_of(prompt))[0]) for prompt in WARMING)
+        assert max(len(encoder.cutter.cut(prompt)) for prompt in WARMING) == MAX_PIECES
+        assert all(Cascade(model, encoder).logit(prompt)[0] > 0 for prompt in WARMING)  # each taken
 
     @pytest.mark.parametrize("module", NEEDS)
     def test_without_its_modules_the_configuration_is_refused(

