@@ -100,9 +100,10 @@ class Gatekeeper:
         return await self._offline_verdict(offline, text, "offline")
 
     async def warm(self) -> None:
-        """Load the offline model (and the encoder, at once) now, in threads, rather than on the first
-        upload; then give the WARMING verdicts, which load the language profiles (10 ms) and make
-        each model's first calls, slower than the rest, before anyone waits for one."""
+        """Load the offline model (and the encoder beside it: `_both_models`) now, off the event loop,
+        rather than on the first upload; then give the WARMING verdicts, which load the language
+        profiles (10 ms) and make each model's first calls, slower than the rest, before anyone
+        waits for one."""
         if self.mode == "off":
             return
         if self.encoder:
