@@ -211,16 +211,18 @@ def pack(pieces: Sequence[str]) -> dict[str, np.ndarray]:
 
 
 def unpack(text: np.ndarray, offsets: np.ndarray) -> tuple[str, ...]:
-    blob = text.tobytes()
-    bounds = offsets.tolist()
-    return tuple(blob[a:b].decode("utf-8") for a, b in pairwise(bounds))
+    return tuple(piece.decode("utf-8") for piece in _utf8(text, offsets))
 
 
 def byte_order(text: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """The pieces (as `pack` holds them) sorted by their UTF-8, as sentencepiece sorts them for its
     trie: given them in this order, it loads the whole vocabulary in 0.21-0.26 s rather than
     0.29-0.33, the strings it sorts then lying in memory in the order it reads them."""
-    blob = text.tobytes()
-    bounds = offsets.tolist()
-    pieces = [blob[a:b] for a, b in pairwise(bounds)]
+    pieces = _utf8(text, offsets)
     return np.array(sorted(range(len(pieces)), key=pieces.__getitem__), dtype=np.uint32)
+
+
+def _utf8(text: np.ndarray, offsets: np.ndarray) -> list[bytes]:
+    """Each piece's UTF-8, as `pack` holds them."""
+    blob = text.tobytes()
+    return [blob[a:b] for a, b in pairwise(offsets.tolist())]
