@@ -258,3 +258,11 @@ class TestWithoutBubblewrap:
         monkeypatch.setattr(shutil, "which", lambda name: None)
         tools, disabled = code_tools(GateSettings())
         assert tools == [] and "bubblewrap (bwrap) is not installed" in disabled["code_interpreter"]
+
+
+class TestWithoutSeccomp:
+    def test_disabled_with_a_reason(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # the filter shuts the memory doors (SysV IPC, memfd, sockets): no filter, no tool
+        monkeypatch.setattr("arena.contenders.gate.tools.code.seccomp_filter", lambda: b"")
+        tools, disabled = code_tools(GateSettings())
+        assert tools == [] and "libseccomp is not installed" in disabled["code_interpreter"]

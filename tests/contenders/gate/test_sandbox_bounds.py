@@ -87,13 +87,26 @@ def footprint(pids: list[int]) -> tuple[int, int]:
                     rss += int(line.split()[1]) * 1024
             if os.readlink(f"/proc/{pid}/ns/mnt") == host_mounts:
                 continue  # bwrap's monitor: its /tmp is the host's
-            for folder in ("tmp", "dev/shm"):
+            for folder in _tmpfs_mounts(pid, ("/tmp", "/dev/shm")):
                 vfs = os.statvfs(f"/proc/{pid}/root/{folder}")
                 # keyed by the mount's size and folder: the same tmpfs seen through every process
                 tmpfs[(folder, vfs.f_blocks)] = (vfs.f_blocks - vfs.f_bfree) * vfs.f_frsize
         except (OSError, ValueError):
             continue
     return rss, sum(tmpfs.values())
+
+
+def _tmpfs_mounts(pid: int, folders: tuple[str, ...]) -> list[str]:
+    """Which of `folders` are tmpfs mounts in the process's own view. While bwrap builds the
+    sandbox its child has a mount namespace of its own but still the host's root, whose /tmp
+    is the host's disk: reading that as the sandbox's tmpfs counted the disk's usage."""
+    found = []
+    for line in Path(f"/proc/{pid}/mountinfo").read_text().splitlines():
+        fields, _, after = line.partition(" - ")
+        mount_point, fs_type = fields.split()[4], after.split()[0]
+        if mount_point in folders and fs_type == "tmpfs":
+            found.append(mount_point.lstrip("/"))
+    return found
 
 
 class TestMemoryAsAWhole:
@@ -147,6 +160,136 @@ class TestMemoryAsAWhole:
     def test_the_pool_settings_reach_the_sandbox(self) -> None:
         tools, _ = code_tools(GateSettings(code_memory_mb=1024, code_processes=3))
         assert "1024 MB in all, 3 processes" in tools[0].spec.description
+
+
+# Memory the address-space limit does not see: each program forks as many processes as the
+# sandbox allows, then every process holds all it can through one door and prints how many MB
+# it holds. SysV segments stay resident after shmdt; memfd files are one per descriptor, each
+# up to the file-size limit; socket pairs and pipes queue data in the kernel.
+FORK_ALL = """
+import os, time
+for _ in range(8):
+    try:
+        if os.fork() == 0:
+            break
+    except OSError:
+        break
+held = 0
+"""
+DOORS = {
+    "sysv_shm": """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+for _ in range(40):  # attach, fill, detach: 64 MB a segment
+    segment = libc.shmget(0, 64 << 20, 0o1000 | 0o600)
+    if segment < 0:
+        break
+    address = libc.shmat(segment, None, 0)
+    if address is None or address == ctypes.c_void_p(-1).value:
+        break
+    ctypes.memset(address, 1, 64 << 20)
+    libc.shmdt(ctypes.c_void_p(address))
+    held += 64
+""",
+    "memfd": """
+import errno
+files = []
+try:
+    while held < 2560:
+        fd = os.memfd_create("fill")
+        files.append(fd)
+        try:
+            while True:  # 1 MB at a time, up to the file-size limit
+                os.write(fd, b"x" * (1 << 20))
+                held += 1
+        except OSError as e:
+            if e.errno != errno.EFBIG:
+                raise
+except OSError:
+    pass
+""",
+    "socket_buffers": """
+import socket
+pairs = []
+try:
+    while held < 2560:
+        a, b = socket.socketpair()
+        pairs.append((a, b))
+        a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 << 20)
+        b.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 20)
+        a.setblocking(False)
+        try:
+            while True:
+                held += a.send(b"x" * 65536) / 2**20
+        except BlockingIOError:
+            pass
+except OSError:
+    pass
+""",
+    "pipe_buffers": """
+import fcntl
+pipes = []
+try:
+    while held < 2560:
+        read, write = os.pipe()
+        try:
+            fcntl.fcntl(write, 1031, 1 << 20)  # F_SETPIPE_SZ, to the largest allowed
+        except OSError:
+            pass
+        os.set_blocking(write, False)
+        try:
+            while True:
+                held += os.write(write, b"x" * 65536) / 2**20
+        except BlockingIOError:
+            pass
+        os.close(write)
+        pipes.append(read)
+except OSError:
+    pass
+""",
+}
+REPORT = """
+os.write(1, b"%d\\n" % round(held))  # one write: the processes' lines do not interleave
+time.sleep(1.5)
+"""
+
+
+def host_shmem() -> int:
+    """Bytes of shared memory on the host (tmpfs, SysV segments and memfd files all count)."""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("Shmem:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no Shmem line in /proc/meminfo")
+
+
+class TestMemoryOutsideTheAddressSpace:
+    @pytest.mark.parametrize("door", sorted(DOORS))
+    async def test_no_door_holds_more_than_the_bound(self, door: str) -> None:
+        peak, stop = [0], threading.Event()
+        shmem_before = host_shmem()
+
+        def watch() -> None:
+            while not stop.is_set():
+                rss, tmpfs = footprint(sandbox_processes())
+                # the sandbox's own tmpfs is also in Shmem: counted once, as growth of Shmem
+                peak[0] = max(peak[0], rss + max(tmpfs, host_shmem() - shmem_before))
+                time.sleep(0.02)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            result = await SANDBOX.run(FORK_ALL + textwrap.dedent(DOORS[door]) + REPORT)
+        finally:
+            stop.set()
+            watcher.join()
+        assert result.exit_code == 0, result.stderr
+        held = [int(line) for line in result.stdout.split()]
+        assert len(held) == SANDBOX.max_processes, result.stdout  # every process tried
+        ceiling_mb = SANDBOX.memory_mb
+        print(f"{door}: held {sum(held)} MB by their own count, measured peak {peak[0] >> 20} MB of {ceiling_mb}")
+        assert sum(held) <= ceiling_mb
+        assert peak[0] <= ceiling_mb * 1024 * 1024
 
 
 class TestKernelSurface:

@@ -3,17 +3,22 @@
 The sandbox has no network (all namespaces unshared), sees the system's
 `/usr` read-only, a private `/tmp`, and a fake minimal `/etc` (no host users,
 no resolver); nothing of the host's home or project is mounted. It may not
-make user namespaces of its own (`--disable-userns`) and, where libseccomp is
-installed, a seccomp filter refuses the system calls a sandboxed calculator
-never needs (ptrace, mount, bpf, keyctl, io_uring, ...).
+make user namespaces of its own (`--disable-userns`), and a seccomp filter
+(seccomp.py) refuses the system calls a sandboxed calculator never needs
+(ptrace, mount, bpf, keyctl, io_uring, ...) and those that hold memory the
+limits below do not see (SysV shared memory and IPC, memfd, POSIX message
+queues, sockets, larger pipe buffers). Without libseccomp the tool is not
+offered.
 
 Memory is bounded for the sandbox as a whole, not per process: no cgroup is
 used (cgroup v2 is rarely delegated to a container, and this host offers only
-v1), so the bound is made of limits that multiply to a total. The sandbox may
+v1), so the bound is made of limits that add up to a total. The sandbox may
 hold `max_processes` tasks (threads count) in its namespace plus bwrap's
 monitor, each with an address space (RLIMIT_AS) of an equal share of
-`memory_mb` after the two tmpfs mounts (/tmp, /dev/shm) are set aside:
-`(max_processes + 1) * share + tmpfs <= memory_mb`. Other limits: CPU seconds,
+`memory_mb` once the two tmpfs mounts (/tmp, /dev/shm) and the pipe buffers
+its descriptors can hold are set aside:
+`(max_processes + 1) * (share + MAX_FILES * PIPE_BUFFER) + tmpfs <= memory_mb`.
+Other limits: CPU seconds,
 file size, open files, a wall-clock timeout, a cap on output, and at most
 `max_concurrent` sandboxes at once per server process. When the service runs
 as root, the sandbox starts as `nobody`, because the kernel does not apply
@@ -51,6 +56,10 @@ NOBODY = 65534
 SANDBOX_SITE = "/opt/site-packages"
 MAX_CODE_CHARS = 20_000
 MAX_SHOWN_OUTPUT = 4000  # characters of stdout/stderr the model reads
+MAX_FILES = 64  # descriptors each process of the sandbox may hold (RLIMIT_NOFILE)
+# What one descriptor can keep in the kernel: a pipe's default buffer (16 pages), since the
+# filter refuses F_SETPIPE_SZ, sockets, memfd and SysV IPC.
+PIPE_BUFFER = 64 * 1024
 # bwrap's own environment: its init is pid 1 inside the sandbox and /proc/1/environ
 # is readable there (--clearenv only clears what the sandboxed program gets), so
 # bwrap must never start with the server's environment (API keys, secret key).
@@ -177,7 +186,9 @@ class CodeSandbox:
         # writable tmpfs: host memory that RLIMIT_AS does not see, so taken from the total first
         self.tmp_mb = min(64, memory_mb // 8)
         self.shm_mb = min(16, memory_mb // 32)
-        self.process_memory_mb = (memory_mb - self.tmp_mb - self.shm_mb) // (max_processes + 1)
+        # and what the descriptors of every process can hold in pipe buffers
+        self.buffers_mb = -(-(max_processes + 1) * MAX_FILES * PIPE_BUFFER // (1024 * 1024))
+        self.process_memory_mb = (memory_mb - self.tmp_mb - self.shm_mb - self.buffers_mb) // (max_processes + 1)
         if self.process_memory_mb < 96:
             raise ValueError(
                 f"{memory_mb} MB for {max_processes} processes leaves {self.process_memory_mb} MB each; "
@@ -199,6 +210,11 @@ class CodeSandbox:
             )
         if not self.python:
             return "no Python interpreter under /usr for the sandbox"
+        if not seccomp_filter():
+            return (
+                "libseccomp is not installed (e.g. apt-get install libseccomp2): without its filter "
+                "the sandbox could hold memory outside its bound, so code_interpreter is off"
+            )
         return _probe(self.bwrap, self.python, self._run_as_nobody())
 
     def has_numpy(self) -> bool:
@@ -369,8 +385,9 @@ class CodeSandbox:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
         resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024 * 1024, 16 * 1024 * 1024))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (MAX_FILES, MAX_FILES))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))  # as well as the filter's refusal
         if as_nobody:
             os.setgroups([])
             os.setresgid(NOBODY, NOBODY, NOBODY)

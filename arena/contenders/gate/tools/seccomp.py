@@ -1,6 +1,8 @@
 """The code sandbox's seccomp filter (code.py passes it to bubblewrap): the system calls a
 sandboxed calculator never needs, refused with EPERM, compiled to BPF by libseccomp through
-ctypes (no Python binding to install); without libseccomp there is no filter."""
+ctypes (no Python binding to install). Without libseccomp there is no filter, and code.py
+does not offer the tool: the filter is part of the memory bound, not only of the kernel's
+attack surface."""
 
 from __future__ import annotations
 
@@ -62,7 +64,37 @@ DENIED_SYSCALLS = (
     "open_by_handle_at",
     "personality",
     "uselib",
+    # Memory that RLIMIT_AS does not count and that outlives the process's own mappings:
+    # SysV shared memory (a segment stays resident after shmdt, until the IPC namespace
+    # dies), memfd files (each up to RLIMIT_FSIZE, one per descriptor), POSIX message
+    # queues, and socket buffers (a socket pair queues megabytes in the kernel; the
+    # sandbox has no network to reach anyway). Semaphores and message queues go with them.
+    "shmget",
+    "shmat",
+    "shmdt",
+    "shmctl",
+    "semget",
+    "semop",
+    "semtimedop",
+    "semctl",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "memfd_create",
+    "memfd_secret",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
+    "socket",
+    "socketpair",
 )
+# fcntl(fd, F_SETPIPE_SZ, n) is refused too, so every pipe keeps the kernel's default buffer
+# and descriptors times that default bounds what pipes can hold (code.py counts it).
+F_SETPIPE_SZ = 1031
 
 
 @functools.cache
@@ -75,6 +107,13 @@ def seccomp_filter() -> bytes:
     lib.seccomp_init.restype = ctypes.c_void_p
     lib.seccomp_init.argtypes = [ctypes.c_uint32]
     lib.seccomp_rule_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint]
+    lib.seccomp_rule_add_array.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_uint32,
+        ctypes.c_int,
+        ctypes.c_uint,
+        ctypes.POINTER(_ArgCompare),
+    ]
     lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
     lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
     lib.seccomp_release.argtypes = [ctypes.c_void_p]
@@ -88,6 +127,10 @@ def seccomp_filter() -> bytes:
             number = lib.seccomp_syscall_resolve_name(call.encode())
             if number >= 0 and lib.seccomp_rule_add(ctx, deny, number, 0) != 0:
                 return b""
+        fcntl = lib.seccomp_syscall_resolve_name(b"fcntl")
+        set_pipe_size = _ArgCompare(1, SCMP_CMP_EQ, F_SETPIPE_SZ, 0)  # the second argument, the command
+        if fcntl < 0 or lib.seccomp_rule_add_array(ctx, deny, fcntl, 1, ctypes.byref(set_pipe_size)) != 0:
+            return b""
         if lib.seccomp_export_bpf(ctx, write) != 0:
             return b""
         os.close(write)
@@ -101,3 +144,17 @@ def seccomp_filter() -> bytes:
         os.close(read)
         if write >= 0:
             os.close(write)
+
+
+SCMP_CMP_EQ = 4  # libseccomp's enum scmp_compare
+
+
+class _ArgCompare(ctypes.Structure):
+    """libseccomp's struct scmp_arg_cmp: argument `arg` compared by `op` with `datum_a`."""
+
+    _fields_ = [
+        ("arg", ctypes.c_uint),
+        ("op", ctypes.c_int),
+        ("datum_a", ctypes.c_uint64),
+        ("datum_b", ctypes.c_uint64),
+    ]
