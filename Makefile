@@ -8,9 +8,10 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # Debian packages the tests need: the browser for the page tests, bubblewrap and
 # libseccomp2 for GATE's code sandbox (its filter is part of the memory bound),
-# docker-compose to check the compose file, nginx for the two-replica test, setpriv (util-linux) and the system's interpreter of the
-# venv's Python version for the test that serves the arena as a normal user (the
-# venv's own may sit under /root); and npm (for axe-core) when no npm is on the PATH.
+# docker-compose to check the compose file, nginx for the two-replica test,
+# setpriv (util-linux) and the system's interpreter of the venv's Python version
+# for the test that serves the arena as a normal user (the venv's own may sit
+# under /root); and npm (for axe-core) when no npm is on the PATH.
 PYTHON_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 DEBIAN_PACKAGES := chromium bubblewrap libseccomp2 docker-compose nginx util-linux python$(PYTHON_VERSION)
 # axe-core, the accessibility checker the browser tests run in Chromium: from
