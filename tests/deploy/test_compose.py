@@ -3,6 +3,7 @@ is no Docker engine here: the file is validated and read, never run)."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import shutil
@@ -72,6 +73,23 @@ class TestComposeFile:
         mounted = [str(v.get("source", v)) if isinstance(v, dict) else v for v in services["nginx"]["volumes"]]
         assert any("deploy/nginx/locations.conf" in m for m in mounted)
         assert "server app:8000" in (ROOT / "deploy/nginx/nginx.conf").read_text()
+
+    def test_replicas_trust_forwarding_headers_from_nginx_alone(self, services: dict[str, Any]) -> None:
+        trusted = services["app"]["environment"]["ARENA_FORWARDED_ALLOW_IPS"]
+        nginx_address = services["nginx"]["networks"]["default"]["ipv4_address"]
+        assert trusted == nginx_address  # one address, not "*" nor a network
+        (pool,) = yaml.safe_load(COMPOSE.read_text())["networks"]["default"]["ipam"]["config"]
+        subnet, dynamic = ipaddress.ip_network(pool["subnet"]), ipaddress.ip_network(pool["ip_range"])
+        # nginx's address is in the network, and no other container can be handed it
+        assert ipaddress.ip_address(nginx_address) in subnet
+        assert ipaddress.ip_address(nginx_address) not in dynamic
+
+    def test_nginx_logs_in_the_arena_format(self, services: dict[str, Any]) -> None:
+        config = (ROOT / "deploy/nginx/nginx.conf").read_text()
+        assert "include /etc/nginx/arena/http.conf;" in config
+        assert re.search(r"^\s*access_log /dev/stdout arena;$", config, flags=re.M)  # no address, no query
+        mounted = [str(v.get("source", v)) if isinstance(v, dict) else v for v in services["nginx"]["volumes"]]
+        assert any("deploy/nginx/http.conf" in m for m in mounted)
 
     def test_replicas_share_postgres_and_the_bucket(self, services: dict[str, Any]) -> None:
         env = services["app"]["environment"]

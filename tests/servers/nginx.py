@@ -1,5 +1,6 @@
 """Debian's nginx on loopback, as the test user, with the arena's own proxy
-rules (deploy/nginx/locations.conf) in front of the replicas a test names."""
+rules (deploy/nginx/http.conf and locations.conf) in front of the replicas a
+test names."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from tests.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCATIONS = ROOT / "deploy" / "nginx" / "locations.conf"
+HTTP_SETTINGS = ROOT / "deploy" / "nginx" / "http.conf"
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 PIN = "X-Arena-Replica"  # test header: send this request to that replica, not the round robin
 
@@ -27,7 +29,8 @@ PIN = "X-Arena-Replica"  # test header: send this request to that replica, not t
 @dataclass(frozen=True)
 class Proxy:
     url: str
-    access_log: Path
+    access_log: Path  # the test's own format: which replica served what
+    shipped_log: Path  # the same requests in the shipped `arena` format
 
     def requests(self) -> list[tuple[str, str, str]]:
         """(replica host:port, method, path) of each request nginx passed on, as they ended."""
@@ -60,8 +63,10 @@ def nginx_proxy(base: Path, replicas: dict[str, str]) -> Iterator[Proxy]:
     error_log {base}/error.log warn;
     events {{ worker_connections 512; }}
     http {{
+        include {HTTP_SETTINGS};
         log_format upstream '$upstream_addr $request_method $uri $status';
         access_log {base}/access.log upstream;
+        access_log {base}/arena-access.log arena;
 {temp}
         upstream arena {{
 {chr(10).join(f"            server {host};" for host in hosts.values())}
@@ -89,7 +94,7 @@ def nginx_proxy(base: Path, replicas: dict[str, str]) -> Iterator[Proxy]:
     process = subprocess.Popen(
         [NGINX, "-e", str(base / "error.log"), "-p", str(base), "-c", str(config)], stdout=log, stderr=subprocess.STDOUT
     )
-    proxy = Proxy(f"http://127.0.0.1:{port}", base / "access.log")
+    proxy = Proxy(f"http://127.0.0.1:{port}", base / "access.log", base / "arena-access.log")
     try:
         deadline = time.monotonic() + 20
         while True:
