@@ -54,7 +54,7 @@ from arena.export.vote_table import COUNTS, DatabaseVotes, FeatureCounts, read_v
 log = logging.getLogger(__name__)
 
 # bump when what a row of the copy holds changes (a column, a count's meaning, a label's truth)
-VERSION = "1"
+VERSION = "2"
 KEPT = 7 * 86400.0  # seconds the change log keeps a change
 USABLE = 6 * 86400.0  # a copy older than this is read again whole (a day's margin on the log)
 # past FEW + MANY x the copy's votes changed battles (a bulk import, say), one full read is
@@ -170,6 +170,7 @@ COPY_SCHEMA = pa.schema(
         *KEPT_COLUMNS,
         pa.field("vote_id", pa.int64()),
         pa.field("battle_id", pa.string()),
+        pa.field("address", pa.string()),
         *(pa.field(f"{name}_{side}", pa.int64()) for side in "ab" for name in COUNTS),
     ]
 )
@@ -177,7 +178,7 @@ COPY_SCHEMA = pa.schema(
 
 def _store(path: Path, token: str, votes: DatabaseVotes, position: int, now: float) -> None:
     """Write the copy beside its old self and swap it in, so a reader never sees half of one."""
-    columns = [*(votes.table.column(f.name) for f in KEPT_COLUMNS), votes.vote_id, votes.battle_id]
+    columns = [*(votes.table.column(f.name) for f in KEPT_COLUMNS), votes.vote_id, votes.battle_id, votes.address]
     columns += [pa.array(values) for side in "ab" for values in votes.counts[side]]
     meta = {"version": VERSION, "token": token, "position": str(position), "refreshed_at": repr(now)}
     table = pa.Table.from_arrays(columns, schema=COPY_SCHEMA.with_metadata(meta))
@@ -207,7 +208,7 @@ def _load(path: Path, token: str, now: float) -> tuple[int, DatabaseVotes] | Non
         return None
     counts = {side: [table.column(f"{name}_{side}").to_numpy() for name in COUNTS] for side in "ab"}
     rank = complete_rank_table(table.select([f.name for f in KEPT_COLUMNS]))
-    ids = (table.column(name).combine_chunks() for name in ("vote_id", "battle_id"))
+    ids = (table.column(name).combine_chunks() for name in ("vote_id", "battle_id", "address"))
     votes = DatabaseVotes(rank, counts, *ids)
     return int(meta["position"]), votes
 
@@ -220,6 +221,7 @@ def _merged(copy: DatabaseVotes, changed: list[str], fresh: DatabaseVotes) -> Da
     table = pa.concat_tables([copy.table.select(kept).filter(keep), fresh.table.select(kept)])
     vote_id = pa.concat_arrays([copy.vote_id.filter(keep), fresh.vote_id])
     battle_id = pa.concat_arrays([copy.battle_id.filter(keep), fresh.battle_id])
+    address = pa.concat_arrays([copy.address.filter(keep), fresh.address])
     mask = keep.to_numpy(zero_copy_only=False)
     counts = {
         side: [np.concatenate([old[mask], new]) for old, new in zip(copy.counts[side], fresh.counts[side], strict=True)]
@@ -228,9 +230,9 @@ def _merged(copy: DatabaseVotes, changed: list[str], fresh: DatabaseVotes) -> Da
     ids = vote_id.to_numpy()
     if ids.size > 1 and not bool((ids[1:] > ids[:-1]).all()):  # a battle read again holds an older vote
         order = np.argsort(ids, kind="stable")
-        table, vote_id, battle_id = table.take(order), vote_id.take(order), battle_id.take(order)
+        table, vote_id, battle_id, address = (x.take(order) for x in (table, vote_id, battle_id, address))
         counts = {side: [values[order] for values in counts[side]] for side in "ab"}
-    return DatabaseVotes(complete_rank_table(table), counts, vote_id, battle_id)
+    return DatabaseVotes(complete_rank_table(table), counts, vote_id, battle_id, address)
 
 
 def _trim(engine: Engine, now: float) -> None:

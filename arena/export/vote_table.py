@@ -57,6 +57,7 @@ COLUMN_TYPES: dict[str, pa.DataType] = {
     "battle_id": pa.string(),
     "choice": pa.string(),
     "judge": pa.string(),
+    "address": pa.string(),
     "created_at": pa.string(),
     "model_a": pa.string(),
     "model_b": pa.string(),
@@ -89,12 +90,15 @@ STORED, FROM_TEXT, BLANK, JSON_ONLY = 0, 1, 2, 3
 class DatabaseVotes:
     """`table`: RANK_SCHEMA columns with conv_metadata left null; `counts`:
     per side the COUNTS columns of every vote (a missing answer's are 0);
-    `vote_id` and `battle_id`: whose vote each row is."""
+    `vote_id` and `battle_id`: whose vote each row is; `address`: the HMAC of
+    the address that started its battle, for the rating job's anomaly test
+    (never an export's column)."""
 
     table: pa.Table
     counts: dict[str, list[np.ndarray]]
     vote_id: pa.Array
     battle_id: pa.Array
+    address: pa.Array
 
 
 def read_vote_table(
@@ -117,7 +121,7 @@ def read_vote_table(
         side: [pc.fill_null(col[f"{name}_{side}"], 0).to_numpy(zero_copy_only=False) for name in COUNTS]
         for side in "ab"
     }
-    return DatabaseVotes(_rank_table(session, col), counts, col["vote_id"], col["battle_id"])
+    return DatabaseVotes(_rank_table(session, col), counts, col["vote_id"], col["battle_id"], col["address"])
 
 
 FROM = (
@@ -142,6 +146,7 @@ def _select(dialect: str) -> dict[str, str]:
         "battle_id": "b.id",
         "choice": "v.choice",
         "judge": "v.voter_hash",
+        "address": "b.ip_hash",
         "created_at": "extract(epoch from v.created_at)" if dialect == "postgresql" else "v.created_at",
         "model_a": "b.model_a",
         "model_b": "b.model_b",

@@ -20,6 +20,14 @@ inequality an honest voter crosses `1 / alpha` with probability at most
 Every e-process of a voter runs over all their votes in time order, and the
 voter is flagged when any of them passes `n_tests / alpha` (Bonferroni over
 the 2 + 2M tests), so honest voters are flagged with probability <= alpha.
+
+A voter is a cookie, and a script can take a fresh one for every vote: each
+of its voters then has too few votes to be evidence. So the same test runs a
+second time with the address that started each battle (its HMAC) in place of
+the voter (`Screening`): many fresh voters at one address voting one way are
+one address with many votes. An address shared by honest people (a campus,
+a carrier's NAT) votes as honest voters do, and the test's guarantee holds
+for it as for a voter.
 """
 
 from __future__ import annotations
@@ -65,6 +73,35 @@ class VoterScreening:
             "voters_flagged": int(self.flagged.size),
             "votes_flagged": self.votes_flagged,
         }
+
+
+@dataclass(frozen=True)
+class Screening:
+    """The anomaly test by voter and, where the votes carry addresses, by address.
+    A vote is flagged when its voter or its address is."""
+
+    voters: VoterScreening
+    addresses: VoterScreening | None = None
+
+    @property
+    def vote_flagged(self) -> np.ndarray:
+        if self.addresses is None:
+            return self.voters.vote_flagged
+        flagged: np.ndarray = self.voters.vote_flagged | self.addresses.vote_flagged
+        return flagged
+
+    @property
+    def votes_flagged(self) -> int:
+        return int(self.vote_flagged.sum())
+
+    def summary(self) -> dict[str, object]:
+        found = {**self.voters.summary(), "votes_flagged": self.votes_flagged}
+        if self.addresses is not None:
+            found |= {
+                "addresses_tested": self.addresses.voters_tested,
+                "addresses_flagged": int(self.addresses.flagged.size),
+            }
+        return found
 
 
 def screen_voters(

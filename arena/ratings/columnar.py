@@ -39,6 +39,7 @@ from arena.ratings.vote_log import GATE_VS_PLAIN, PLAIN_ONLY, VoteLog, VoteLogBu
 TRUTH_TEXT = ("country", "continent", "answer_country_a", "answer_country_b")
 TRUTH_NUMBERS = ("error_km_a", "error_km_b", "label_precision_km")
 WINNER_NAMES = list(WINNERS)
+ADDRESS = "address"  # not a column of the export format: the database's own votes carry it
 OUTCOMES = np.array([CHOICE_OUTCOME[WINNERS[w]] for w in WINNER_NAMES])
 
 
@@ -70,11 +71,17 @@ def log_from_columns(
     return _log(col, names, winner, metadata)
 
 
-def log_from_trusted_table(table: pa.Table, metadata: MetadataCounts) -> tuple[VoteLog, dict[str, int]]:
+def log_from_trusted_table(
+    table: pa.Table, metadata: MetadataCounts, *, address: pa.Array | None = None
+) -> tuple[VoteLog, dict[str, int]]:
     """The same from the database's own votes, unchecked: its constraints and
     our writers hold them, and ranking them never refused one. `metadata`:
-    the style counts, stored summed (the table's conv_metadata is not read)."""
+    the style counts, stored summed (the table's conv_metadata is not read);
+    `address`: per row the address hash of the vote's battle (no export
+    file carries one), for the anomaly test by address."""
     col = {name: _array(table.column(name)) for name in table.column_names}
+    if address is not None:
+        col[ADDRESS] = address
     if table.num_rows == 0:
         return VoteLogBuilder().build(), {}
     names = _Names.of(col["model_a"], col["model_b"])
@@ -194,6 +201,7 @@ def _log(
     tstamp = pc.fill_null(kept_col("tstamp"), 0.0).to_numpy(zero_copy_only=False).astype(np.float64)
     propensity = pc.fill_null(kept_col("propensity"), math.nan).to_numpy(zero_copy_only=False).astype(np.float64)
     voter, voters = _voters(kept_col("judge"))
+    address, addresses = _voters(kept_col(ADDRESS)) if ADDRESS in col else (None, [])
     truth = {name: _no_empty_text(kept_col(name)) for name in TRUTH_TEXT} | {
         name: kept_col(name) for name in TRUTH_NUMBERS
     }
@@ -212,6 +220,8 @@ def _log(
         labelled=_labelled(truth, model_a, model_b, outcome),
         voter=voter,
         voters=voters,
+        address=address,
+        addresses=addresses,
         propensity=propensity,
     )
     return log, dict(sorted(excluded.items()))

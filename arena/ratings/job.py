@@ -18,7 +18,7 @@ from sqlalchemy import Text, cast, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.db.tables import Battle, Vote
-from arena.ratings.anomaly import VoterScreening
+from arena.ratings.anomaly import Screening
 from arena.ratings.files import log_from_file as log_from_file
 from arena.ratings.files import log_from_rows as log_from_rows
 from arena.ratings.leaderboard import (
@@ -33,6 +33,7 @@ from arena.ratings.vote_log import VoteLog
 
 FeatureCounts = dict[int, dict[str, Any]]  # response id -> style counts
 OUTLIER_FLAG = "outlier_voter"
+OUTLIER_ADDRESS_FLAG = "outlier_address"
 # How long an anonymity audit is carried over to the next snapshots: on 2,000 stored answers
 # of real length it takes 20-60 CPU-s (TF-IDF and a logistic regression per fold), and
 # `arena serve`'s background ranker ranks every half minute while votes arrive.
@@ -78,34 +79,44 @@ def attach_anonymity(
     snapshot["anonymity"] = {**summary(audit(samples)), "audited_at": now.isoformat()}
 
 
-def screen_and_flag(session: Session, log: VoteLog, options: RankOptions) -> VoterScreening | None:
-    """Run the voter anomaly test and write `outlier_voter` into the flags of
-    every vote of a flagged voter (so the export shows it and later runs
-    exclude them). A voter flagged once stays flagged: their new votes are
+def screen_and_flag(session: Session, log: VoteLog, options: RankOptions) -> Screening | None:
+    """Run the anomaly test and write `outlier_voter` into the flags of every
+    vote of a flagged voter, and `outlier_address` into those of every vote
+    from a flagged address (so the export shows it and later runs exclude
+    them). A voter or address flagged once stays flagged: their new votes are
     flagged too, so flooding the board until they look ordinary does not help."""
-    screening = screen_log(log, options, already_flagged=flagged_voters(session))
-    if screening is None or not screening.flagged.size:
+    screening = screen_log(
+        log,
+        options,
+        already_flagged=flagged_voters(session),
+        already_flagged_addresses=flagged_addresses(session),
+    )
+    if screening is None:
         return screening
-    hashes = [log.voters[i] for i in screening.flagged]
+    voters = [log.voters[i] for i in screening.voters.flagged]
+    _flag_battles(session, Vote.voter_hash, voters, OUTLIER_FLAG)
+    if screening.addresses is not None:
+        addresses = [log.addresses[i] for i in screening.addresses.flagged]
+        _flag_battles(session, Battle.ip_hash, addresses, OUTLIER_ADDRESS_FLAG)
+    session.commit()
+    return screening
+
+
+def _flag_battles(session: Session, column: Any, values: list[str], flag: str) -> None:
+    """Add `flag` to every voted battle whose `column` (a vote's or a battle's) is in `values`."""
     found: list[tuple[str, list[Any]]] = []
-    for start in range(0, len(hashes), 500):  # bounded IN lists
+    for start in range(0, len(values), 500):  # bounded IN lists
         found.extend(
             (bid, flags)
             for bid, flags in session.execute(
                 select(Battle.id, Battle.flags)
                 .join(Vote, Vote.battle_id == Battle.id)
-                .where(Vote.voter_hash.in_(hashes[start : start + 500]))
+                .where(column.in_(values[start : start + 500]))
             )
         )
-    changes = [
-        {"id": bid, "flags": [*(flags or []), OUTLIER_FLAG]}
-        for bid, flags in found
-        if OUTLIER_FLAG not in (flags or [])
-    ]
+    changes = [{"id": bid, "flags": [*(flags or []), flag]} for bid, flags in found if flag not in (flags or [])]
     if changes:
         session.execute(update(Battle), changes)  # bulk update by primary key
-    session.commit()
-    return screening
 
 
 def flagged_voters(session: Session) -> set[str]:
@@ -115,6 +126,12 @@ def flagged_voters(session: Session) -> set[str]:
     # contains() builds it from parts on every row
     flagged = select(Battle.id).where(cast(Battle.flags, Text).like(f'%"{OUTLIER_FLAG}"%'))
     query = select(Vote.voter_hash).where(Vote.battle_id.in_(flagged)).distinct()
+    return {h for h in session.scalars(query) if h}
+
+
+def flagged_addresses(session: Session) -> set[str]:
+    """Address hashes an earlier run flagged as outliers."""
+    query = select(Battle.ip_hash).where(cast(Battle.flags, Text).like(f'%"{OUTLIER_ADDRESS_FLAG}"%')).distinct()
     return {h for h in session.scalars(query) if h}
 
 
@@ -141,6 +158,7 @@ def log_from_database(
         votes, _ = read_votes(session.get_bind(), copies, cache)  # type: ignore[arg-type]
     else:
         votes = read_vote_table(session, cache)
-    found = log_from_trusted_table(votes.table, MetadataCounts.of_sums(votes.counts["a"], votes.counts["b"]))
+    metadata = MetadataCounts.of_sums(votes.counts["a"], votes.counts["b"])
+    found = log_from_trusted_table(votes.table, metadata, address=votes.address)
     release_arrow_memory()
     return found

@@ -28,6 +28,7 @@ from arena.ratings.options import RankOptions as RankOptions  # re-exported: cal
 from arena.ratings.vote_log import VoteLog
 
 OUTLIER_REASON = "flagged:outlier_voter"
+ADDRESS_OUTLIER_REASON = "flagged:outlier_address"
 
 Progress = Callable[[int], None]
 
@@ -39,13 +40,14 @@ def build_snapshot(
     excluded: dict[str, int] | None = None,
     computed_at: datetime | None = None,
     progress: Progress | None = None,
-    screening: anomaly.VoterScreening | None = None,
+    screening: anomaly.Screening | None = None,
 ) -> dict[str, Any]:
     """The whole snapshot: BT with CIs, style-adjusted BT, Elo, matrices, categories.
 
     `progress(k)` is told about k finished bootstrap rounds (0 = still busy).
-    Votes of voters the anomaly test flags are left out and counted in
-    `excluded` (pass `screening` from `screen_log` to reuse a test already run).
+    Votes of voters or addresses the anomaly test flags are left out and
+    counted in `excluded` (pass `screening` from `screen_log` to reuse a test
+    already run).
     """
     options = options or RankOptions()
     computed_at = computed_at or datetime.now(UTC)
@@ -56,8 +58,10 @@ def build_snapshot(
         if screening is None:
             screening = screen_log(log, options)
         if screening is not None and screening.votes_flagged:
+            for reason, count in _outlier_counts(screening).items():
+                if count:
+                    excluded[reason] = excluded.get(reason, 0) + count
             log = log.without(screening.vote_flagged)
-            excluded[OUTLIER_REASON] = excluded.get(OUTLIER_REASON, 0) + screening.votes_flagged
         snapshot = _build(log, options, excluded, computed_at, progress)
     if screening is not None:
         snapshot["voter_screening"] = screening.summary()
@@ -65,30 +69,57 @@ def build_snapshot(
 
 
 def screen_log(
-    log: VoteLog, options: RankOptions, already_flagged: Collection[str] = ()
-) -> anomaly.VoterScreening | None:
-    """The voter anomaly test on a log, under ratings fitted to all of it; None
-    when it is off or no vote has a voter. Voters in `already_flagged` (flagged
-    by an earlier run) lose every vote, new ones included."""
+    log: VoteLog,
+    options: RankOptions,
+    already_flagged: Collection[str] = (),
+    already_flagged_addresses: Collection[str] = (),
+) -> anomaly.Screening | None:
+    """The anomaly test on a log, under ratings fitted to all of it, by voter
+    and (when the log has addresses) by address; None when it is off or no
+    vote has a voter. Voters and addresses an earlier run flagged
+    (`already_flagged`, `already_flagged_addresses`) lose every vote, new ones
+    included."""
     if options.outlier_alpha is None or log.voter is None or log.size == 0 or not (log.voter >= 0).any():
         return None
+    alpha = options.outlier_alpha
     with threadpool_limits(limits=1, user_api="blas"):
         theta = bt.fit_bt(bt.aggregate(log.a, log.b, log.outcome, len(log.contenders))).theta
-        result = anomaly.screen_voters(
-            log.a, log.b, log.outcome, log.voter, theta, alpha=options.outlier_alpha, order=_time_order(log)
-        )
-    if not already_flagged:
+        order = _time_order(log)
+
+        def screen(who: IntArray, names: list[str], flagged_before: Collection[str]) -> anomaly.VoterScreening:
+            found = anomaly.screen_voters(log.a, log.b, log.outcome, who, theta, alpha=alpha, order=order)
+            return _with_flagged_before(found, who, names, flagged_before)
+
+        by_voter = screen(log.voter, log.voters, already_flagged)
+        by_address = None
+        if log.address is not None and (log.address >= 0).any():
+            by_address = screen(log.address, log.addresses, already_flagged_addresses)
+    return anomaly.Screening(by_voter, by_address)
+
+
+def _with_flagged_before(
+    result: anomaly.VoterScreening, who: IntArray, names: list[str], flagged_before: Collection[str]
+) -> anomaly.VoterScreening:
+    """`result` with the voters (or addresses) in `flagged_before` flagged as well."""
+    if not flagged_before:
         return result
-    flagged_before = set(already_flagged)
-    known = np.array([v in flagged_before for v in log.voters], dtype=bool)
+    before = set(flagged_before)
+    known = np.array([name in before for name in names], dtype=bool)
     if not known.any():
         return result
     is_flagged = known.copy()
     is_flagged[result.flagged] = True
-    votes = np.zeros(log.size, dtype=bool)
-    has_voter = log.voter >= 0
-    votes[has_voter] = is_flagged[log.voter[has_voter]]
+    votes = np.zeros(who.size, dtype=bool)
+    has_one = who >= 0
+    votes[has_one] = is_flagged[who[has_one]]
     return replace(result, flagged=np.flatnonzero(is_flagged), vote_flagged=votes)
+
+
+def _outlier_counts(screening: anomaly.Screening) -> dict[str, int]:
+    """Excluded votes by reason: a voter's first, then an address's for the rest."""
+    by_voter = screening.voters.vote_flagged
+    by_address_only = screening.vote_flagged & ~by_voter
+    return {OUTLIER_REASON: int(by_voter.sum()), ADDRESS_OUTLIER_REASON: int(by_address_only.sum())}
 
 
 def _build(

@@ -33,6 +33,10 @@ class VoteLog:
     labelled: list[LabelledVote] = field(default_factory=list)  # votes on battles with a location label
     voter: IntArray | None = None  # index into `voters` per vote, -1 = unknown
     voters: list[str] = field(default_factory=list)  # voter hashes
+    # index into `addresses` per vote (the HMAC of the address that started the battle), -1 = unknown;
+    # None when the input has no addresses (an export file)
+    address: IntArray | None = None
+    addresses: list[str] = field(default_factory=list)
     propensity: FloatArray | None = None  # probability the sampler gave each vote's pair; NaN unknown
 
     @property
@@ -53,6 +57,7 @@ class VoteLog:
             tstamp=None if self.tstamp is None or self.tstamp.size != self.size else self.tstamp[keep],
             categories={k: new_index[v[keep[v]]] for k, v in self.categories.items()},
             voter=None if self.voter is None else self.voter[keep],
+            address=None if self.address is None else self.address[keep],
             propensity=(
                 None if self.propensity is None or self.propensity.size != self.size else self.propensity[keep]
             ),

@@ -31,6 +31,7 @@ def add_voted_battle(
     status: str = "voted",
     side_status: str = "done",
     voter: str | None = None,
+    address: str = "",
 ) -> str:
     if session.get(Image, SHA) is None:
         session.add(Image(sha256=SHA, width=640, height=480, size_bytes=1234))
@@ -46,6 +47,7 @@ def add_voted_battle(
         categories=["landmark"],
         flags=list(flags),
         created_at=when,
+        ip_hash=address,
     )
     session.add(battle)
     session.flush()

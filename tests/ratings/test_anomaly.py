@@ -14,6 +14,7 @@ from arena.ratings import bt
 from arena.ratings.anomaly import screen_voters
 from arena.ratings.job import rank_database
 from arena.ratings.leaderboard import (
+    ADDRESS_OUTLIER_REASON,
     OUTLIER_REASON,
     RankOptions,
     build_snapshot,
@@ -143,3 +144,80 @@ class TestFlagsInTheDatabase:
         with sessions() as session:
             flags = session.scalars(select(Battle.flags)).all()
         assert sum("outlier_voter" in f for f in flags) == 31
+
+
+class TestScreeningByAddress:
+    """A script that takes a fresh cookie for every vote is many voters with a few votes
+    each, too few for any one of them to be evidence; at one address it is one address
+    with many votes."""
+
+    def cookie_rotating_script(self, rng: np.random.Generator):  # type: ignore[no-untyped-def]
+        theta = np.linspace(1.0, -1.0, 8)
+        a, b, y, voter = honest_votes(theta, voters=300, per_voter=20, rng=rng)
+        # honest voters come from 150 addresses (households, a campus: several voters each)
+        address = voter % 150
+        start = voter.max() + 1
+        for k in range(40):  # 40 fresh cookies, two votes each, all for contender 7
+            a, b, y, voter, _ = with_scripted_voter(a, b, y, voter, 8, rng, votes=2, favour=7)
+            assert voter[-1] == start + k
+        address = np.r_[address, np.full(80, 999)]
+        builder = VoteLogBuilder()
+        for i in range(a.size):
+            builder.add(f"c{a[i]}", f"c{b[i]}", float(y[i]), tstamp=float(i), voter=f"voter-{voter[i]}")
+        log = builder.build()
+        codes = {value: i for i, value in enumerate(dict.fromkeys(address.tolist()))}
+        return log, np.array([codes[v] for v in address]), [f"address-{v}" for v in codes]
+
+    def test_many_fresh_voters_at_one_address_are_caught(self):
+        log, address, names = self.cookie_rotating_script(np.random.default_rng(21))
+        blind = build_snapshot(log, RankOptions(rounds=5, style=False))
+        assert blind["voter_screening"]["voters_flagged"] == 0  # each cookie alone is no evidence
+        log.address, log.addresses = address, names
+        snapshot = build_snapshot(log, RankOptions(rounds=5, style=False))
+        assert snapshot["excluded"][ADDRESS_OUTLIER_REASON] == 80
+        assert snapshot["voter_screening"]["addresses_flagged"] == 1
+        assert snapshot["voter_screening"]["addresses_tested"] == 151
+        assert snapshot["votes_used"] == log.size - 80
+
+    def test_addresses_flagged_in_the_database_and_kept_flagged(self, database_url):
+        sessions = make_sessionmaker(make_engine(database_url))
+        names = ["geo-large", "geo-small", "geo-small+gate"]
+        rng = np.random.default_rng(22)
+        with sessions() as session:
+            minute = 0
+            for voter in range(40):  # honest, from 20 addresses
+                for _ in range(6):
+                    i, j = rng.choice(3, 2, replace=False)
+                    winner = "a" if (rng.random() < 0.5 + 0.15 * (j - i)) else "b"
+                    add_voted_battle(
+                        session,
+                        names[i],
+                        names[j],
+                        winner,
+                        minute=minute,
+                        voter=f"honest-{voter}",
+                        address=f"home-{voter % 20}",
+                    )
+                    minute += 1
+            for cookie in range(30):  # one address, a fresh cookie per vote, always the weakest
+                other = names[int(rng.integers(0, 2))]
+                add_voted_battle(
+                    session, other, "geo-small+gate", "b", minute=minute, voter=f"fresh-{cookie}", address="script"
+                )
+                minute += 1
+            session.commit()
+        first = rank_database(sessions, RankOptions(rounds=5, style=False, provisional_votes=0))
+        assert first["excluded"].get(OUTLIER_REASON, 0) == 0
+        assert first["excluded"][ADDRESS_OUTLIER_REASON] == 30
+        with sessions() as session:
+            battles = session.execute(select(Battle.ip_hash, Battle.flags)).all()
+            rows = list(export_rows(session))
+        assert sum("outlier_address" in r["flags"] for r in rows) == 30
+        assert all("script" not in str(value) for row in rows for value in row.values())  # no address leaves
+        assert {address for address, flags in battles if "outlier_address" in flags} == {"script"}
+        # the flag sticks: a later vote from that address, with yet another cookie, is left out too
+        with sessions() as session:
+            add_voted_battle(session, "geo-large", "geo-small", "a", minute=5000, voter="fresh-99", address="script")
+            session.commit()
+        second = rank_database(sessions, RankOptions(rounds=5, style=False, provisional_votes=0))
+        assert second["excluded"]["flagged:outlier_address"] == 31
