@@ -1,6 +1,8 @@
 """The labelled prompts the offline gatekeeper learns from: `data/prompts/<lang>.jsonl`,
 one `{prompt, geographic, lang, source}` a line, with `group` when the prompt is one of a set
-of translations (sources and licences in `data/README.md`)."""
+of translations and `form` when it was composed in one of the forms of `forms.py` (sources and
+licences in `data/README.md`). `data/unseen/` holds the hand-written evaluation prompts that no
+fit and no tuning ever reads (`load_unseen`)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
+UNSEEN_DIR = DATA_DIR / "unseen"  # evaluation only: never a training row
 
 
 @dataclass(frozen=True)
@@ -21,10 +24,17 @@ class LabelledPrompt:
     lang: str
     source: str  # "<dataset>:<part>", the unit a held-out evaluation leaves out whole
     group: str = ""  # shared by the translations of one prompt (alignment.py), else empty
+    form: str = ""  # the form it was composed in (forms.FORMS), or as `form_of` reads its source
 
     @property
     def family(self) -> str:
         return self.source.split(":", 1)[0]
+
+
+@cache
+def load_unseen() -> tuple[LabelledPrompt, ...]:
+    """The hand-written evaluation prompts, one per form and language file: never trained on."""
+    return load_prompts(UNSEEN_DIR)
 
 
 @cache
@@ -49,6 +59,7 @@ def load_prompts(folder: Path) -> tuple[LabelledPrompt, ...]:
                         str(row["lang"]),
                         str(row["source"]),
                         str(row.get("group", "")),
+                        str(row.get("form", "")),
                     )
                 )
             except (ValueError, KeyError, TypeError) as exc:
