@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from arena.gatekeeper.dataset import DATA_DIR, LabelledPrompt
+from gatekeeper_build.corpus import DATA_DIR, LabelledPrompt
 
 SEED = 12  # every random choice of the build starts from it: the same inputs give the same files
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH
-from arena.gatekeeper.places import WORDNET_PLACES_PATH
-from arena.gatekeeper.sources import git_show
+from arena.gatekeeper.features import normalise, words_of
+from arena.gatekeeper.policy import LANGUAGES
+from gatekeeper_build.sources import git_show
+from gatekeeper_build.tables import KEYWORDS_PATH, SYNSETS_PATH, WORDNET_PLACES_PATH
 
 # CLDR's locale for each of the gatekeeper's languages, where the two differ
 CLDR_LOCALES = {"tl": "fil"}
@@ -20,9 +21,6 @@ def write_keywords(gitdir: Path) -> int:
     """`lang<TAB>keyword<TAB>emoji...` for every single-word keyword of CLDR's emoji
     annotations in each language (sorted: the same checkout gives the same file),
     and CLDR's licence beside it."""
-    from arena.gatekeeper.features import normalise, words_of
-    from arena.gatekeeper.policy import LANGUAGES
-
     lines = []
     for lang in LANGUAGES:
         locale = CLDR_LOCALES.get(lang, lang)
@@ -57,9 +55,6 @@ def write_synsets(gitdir: Path) -> int:
     synsets named in at least SYNSET_LANGUAGES of the 30 and, per word, the
     SYNSETS_PER_WORD named in the most; sorted, so the same checkout gives the same file.
     Its licence and citation are written beside it."""
-    from arena.gatekeeper.features import normalise, words_of
-    from arena.gatekeeper.policy import LANGUAGES
-
     senses: dict[tuple[str, str], set[str]] = {}
     named_in: dict[str, set[str]] = {}
     for lang in LANGUAGES:

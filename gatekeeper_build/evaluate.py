@@ -1,107 +1,122 @@
-"""Held-out evaluation of a gatekeeper, split by SOURCE, not by row.
+"""Held-out evaluation of the gatekeeper: by SOURCE, by FORM, and on the unseen set.
 
 A row-level split flatters a text classifier: near-copies of a test prompt
-sit in its training data. Here every source file, a source in one language
-(`chatterbot-corpus:food` in Turkish, `xgqa:dev` in Bengali,
-`geoarena-authored:geo-climate` in Thai, ...), falls whole into one of
-`FOLDS` folds (a stable hash of its name); the offline model is fitted on
-the other folds and scores the prompts of the sources it never saw. The
-same rows can be put to any other judge (`evaluate_judge`), e.g. the LLM.
+sit in its training data. So rows are held out whole:
+
+* by source: every source in one language (`chatterbot-corpus:food` in
+  Turkish, `geoarena-forms:choice-place` in Thai) falls into one of `FOLDS`
+  folds (a stable hash of its name); a model fitted on the other folds
+  scores it;
+* by form: each form of `forms.FORMS` (multiple choice, chains, clues, ...)
+  is held out whole, in every language and with both labels, so the model
+  scores a form it never saw;
+* unseen: `data/unseen/`, prompts written by hand for evaluation only, which
+  no fit and no tuning reads, scored by the shipped model.
+
+Scores are read at the served operating point (`Gatekeeper.decide`): a
+prompt *runs* when it is taken or unsure, and is *taken* outright from
+`sure`. Every figure is per language as well.
 """
 
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-from arena.gatekeeper.dataset import LabelledPrompt, dataset_hash
-
-if TYPE_CHECKING:
-    from arena.gatekeeper.encoder import StudentWeights
-    from arena.gatekeeper.model import OfflineModel
+from arena.gatekeeper.gatekeeper import SURE, THRESHOLD
+from arena.gatekeeper.model import OfflineModel, probability
+from gatekeeper_build.corpus import LabelledPrompt
+from gatekeeper_build.forms import FORMS
 
 FOLDS = 5
+# The form of a row that was not composed in one (`form_of`): the authored sections that are forms
+_SECTION_FORMS = {"geo-multihop": "chain", "geo-clues": "clue"}
+
+
+def form_of(row: LabelledPrompt) -> str:
+    """The row's form: its own, or its authored section's when that is one of FORMS; else "other"."""
+    if row.form:
+        return row.form
+    return _SECTION_FORMS.get(row.source.removeprefix("geoarena-authored:"), "other")
 
 
 @dataclass
 class Tally:
     n: int = 0
-    correct: int = 0
+    runs: int = 0  # taken or unsure: the battle starts
+    taken: int = 0  # taken outright
 
-    @property
-    def accuracy(self) -> float:
-        return self.correct / self.n if self.n else 0.0
+    def add(self, score: float, threshold: float, sure: float) -> None:
+        self.n += 1
+        self.runs += score >= threshold
+        self.taken += score >= sure
+
+    def share(self) -> float:
+        return self.runs / self.n if self.n else 0.0
 
 
 class Miss(NamedTuple):
     row: LabelledPrompt
     score: float
-    heads: dict[str, float] | None = None  # each head's logit, when the offline model's
 
 
 @dataclass
 class Report:
-    """Accuracy overall, per language and per source, with every error."""
+    """Per label, language and form: how many prompts run and are taken; every error."""
 
-    overall: Tally = field(default_factory=Tally)
-    languages: dict[str, Tally] = field(default_factory=dict)
-    sources: dict[str, Tally] = field(default_factory=dict)
-    not_geo: Tally = field(default_factory=Tally)  # correct = refused
-    geo: Tally = field(default_factory=Tally)  # correct = accepted
+    threshold: float = THRESHOLD
+    sure: float = SURE
+    cells: dict[tuple[bool, str, str], Tally] = field(default_factory=dict)  # (label, form, lang)
     errors: list[Miss] = field(default_factory=list)
 
-    def add(self, row: LabelledPrompt, score: float, threshold: float, heads: dict[str, float] | None = None) -> None:
-        right = (score >= threshold) == row.geographic
-        for tally in (
-            self.overall,
-            self.languages.setdefault(row.lang, Tally()),
-            self.sources.setdefault(row.source, Tally()),
-            self.geo if row.geographic else self.not_geo,
-        ):
-            tally.n += 1
-            tally.correct += right
-        if not right:
-            self.errors.append(Miss(row, score, heads))
+    def add(self, row: LabelledPrompt, score: float) -> None:
+        self.cells.setdefault((row.geographic, form_of(row), row.lang), Tally()).add(score, self.threshold, self.sure)
+        if (score >= self.threshold) != row.geographic:
+            self.errors.append(Miss(row, score))
 
-    @property
-    def not_geo_accepted(self) -> float:
-        return 1.0 - self.not_geo.accuracy if self.not_geo.n else 0.0
-
-    def headline(self) -> str:
-        """One line: accuracy, both error rates, and the languages against the 0.95 target."""
-        languages = sorted(self.languages.items(), key=lambda item: item[1].accuracy)
-        return (
-            f"accuracy {self.overall.accuracy:.4f}, non-geographic accepted {self.not_geo_accepted:.3f}, "
-            f"geographic refused {1 - self.geo.accuracy:.3f}, "
-            f"languages at 0.95 or more {sum(t.accuracy >= 0.95 for _, t in languages)}/{len(languages)}; worst "
-            + ", ".join(f"{lang} {t.accuracy:.3f}" for lang, t in languages[:5])
-        )
+    def total(self, geographic: bool, form: str | None = None, lang: str | None = None) -> Tally:
+        out = Tally()
+        for (label, f, lg), t in self.cells.items():
+            if label == geographic and form in (None, f) and lang in (None, lg):
+                out.n, out.runs, out.taken = out.n + t.n, out.runs + t.runs, out.taken + t.taken
+        return out
 
     def lines(self, *, max_errors: int = 200) -> list[str]:
-        summary = (
-            f"overall accuracy {self.overall.accuracy:.4f} ({self.overall.correct}/{self.overall.n}); "
-            f"non-geographic accepted {self.not_geo_accepted:.4f} ({self.not_geo.n - self.not_geo.correct}/"
-            f"{self.not_geo.n}); geographic refused {1 - self.geo.accuracy:.4f} "
-            f"({self.geo.n - self.geo.correct}/{self.geo.n})"
-        )
-        out = [summary, "per language:"]
-        out += [f"  {lang}  {t.accuracy:.3f}  ({t.correct}/{t.n})" for lang, t in sorted(self.languages.items())]
-        out.append("per source:")
-        out += [f"  {src}  {t.accuracy:.3f}  ({t.correct}/{t.n})" for src, t in sorted(self.sources.items())]
+        geo, other = self.total(True), self.total(False)
+        out = [
+            f"operating point: refused under {self.threshold}, taken from {self.sure}, unsure between (runs, tagged)",
+            f"geographic run {_pct(geo)} (taken outright {geo.taken}/{geo.n}); "
+            f"not geographic run {_pct(other)} (taken outright {other.taken}/{other.n})",
+        ]
+        for geographic, title in ((True, "geographic prompts that run"), (False, "non-geographic prompts that run")):
+            forms = sorted({f for (label, f, _) in self.cells if label == geographic})
+            out.append(f"{title}, by form:")
+            for form in forms:
+                t = self.total(geographic, form)
+                per = " ".join(
+                    f"{lang} {self.total(geographic, form, lang).share():.2f}"
+                    for lang in sorted({lg for (label, f, lg) in self.cells if label == geographic and f == form})
+                )
+                out.append(f"  {form:<12} {_pct(t)}   {per}")
         out.append(f"errors ({len(self.errors)}):")
-        for row, score, heads in self.errors[:max_errors]:
+        for row, score in self.errors[:max_errors]:
             label = "geo" if row.geographic else "not-geo"
-            logits = "".join(f" {name}={z:+.2f}" for name, z in (heads or {}).items())
-            out.append(f"  [{row.lang} {row.source} {label} score={score:.3f}{logits}] {row.prompt[:160]!r}")
+            out.append(f"  [{row.lang} {form_of(row)} {row.source} {label} score={score:.3f}] {row.prompt[:160]!r}")
         if len(self.errors) > max_errors:
             out.append(f"  ... and {len(self.errors) - max_errors} more")
         return out
 
 
+def _pct(t: Tally) -> str:
+    return f"{t.share():.4f} ({t.runs}/{t.n})"
+
+
 def fold_of(row: LabelledPrompt) -> int:
+    """The source fold of a row (a source in one language, hashed)."""
     source = row.source
     if source.startswith("geoarena-augmented:stuffing-"):  # built from that authored section's prompts
         source = "geoarena-authored:" + source.removeprefix("geoarena-augmented:stuffing-")
@@ -109,141 +124,65 @@ def fold_of(row: LabelledPrompt) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:4], "big") % FOLDS
 
 
-def evaluate_offline(
-    rows: Sequence[LabelledPrompt],
-    *,
-    threshold: float = 0.5,
-    c: float | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> Report:
-    """Leave-sources-out cross-validation of the offline model (fits FOLDS models: needs scikit-learn);
-    each error is listed with its heads' logits, so it says which half of the policy was missed."""
-    from arena.gatekeeper.model import probability
+def by_source(rows: Sequence[LabelledPrompt], progress: Callable[[str], None] | None = None) -> Report:
+    """Every row scored by a model fitted without its source fold."""
+    return _held_out(rows, [fold_of(r) for r in rows], progress)
 
+
+def by_form(rows: Sequence[LabelledPrompt], progress: Callable[[str], None] | None = None) -> Report:
+    """Every row of a form of FORMS scored by a model fitted without any row of that form."""
+    forms = [form_of(r) for r in rows]
+    return _held_out(rows, [FORMS.index(f) if f in FORMS else None for f in forms], progress)
+
+
+def on_unseen(model: OfflineModel, rows: Sequence[LabelledPrompt]) -> Report:
+    """The hand-written evaluation prompts scored by a fitted model (the shipped one)."""
     report = Report()
-    for row, heads in zip(rows, held_out_logits(rows, c=c, progress=progress), strict=True):
-        report.add(row, probability(heads), threshold, heads)
+    for row in rows:
+        report.add(row, model.score(row.prompt))
     return report
 
 
-def evaluate_with_encoder(
-    rows: Sequence[LabelledPrompt],
-    students: Path | None = None,
-    *,
-    threshold: float = 0.5,
-    progress: Callable[[str], None] | None = None,
-) -> tuple[Report, int]:
-    """The offline model with the encoder's second opinion (encoder.py), held out the same way:
-    each fold's student is fine-tuned on the other folds (encoder_fitting.py, 15-25 minutes a
-    fold on two cores), or read from `students` (a folder) when it holds one fine-tuned on those
-    very prompts, and kept there. Returns the report and how many prompts the encoder was asked about."""
-    import numpy as np
+async def with_judge(rows: Sequence[LabelledPrompt], judge: Callable[[str], Awaitable[bool]]) -> Report:
+    """The same report for any judge that answers geographic or not (the LLM judge, say)."""
+    report = Report(threshold=0.5, sure=0.5)
+    for row in rows:
+        report.add(row, 1.0 if await judge(row.prompt) else 0.0)
+    return report
 
-    from arena.gatekeeper.cascade import asks, combine
-    from arena.gatekeeper.encoder import Encoder
-    from arena.gatekeeper.encoder_fitting import fit_student
-    from arena.gatekeeper.model import sigmoid, verdict_logit
 
-    offline = np.array([verdict_logit(heads) for heads in held_out_logits(rows, progress=progress)])
-    asked = asks(offline, np.array([len(r.prompt) for r in rows]))
-    encoder = np.zeros(len(rows))
-    folds = np.array([fold_of(r) for r in rows])
-    for fold in range(FOLDS):
-        train = [r for r, f in zip(rows, folds, strict=True) if f != fold]
-        kept = students / f"fold{fold}.npz" if students is not None else None
-        weights = kept_student(kept, train) if kept is not None else None
-        if weights is None:
-            if progress is not None:
-                progress(f"fold {fold}: fine-tuning the student on {len(train):,} prompts")
-            weights = fit_student(train, progress=progress)
-            if kept is not None:
-                kept.parent.mkdir(parents=True, exist_ok=True)
-                weights.save(kept)
-        test = np.flatnonzero((folds == fold) & asked)  # the others' verdict is the offline model's
-        encoder[test] = Encoder(weights).logits([rows[int(i)].prompt for i in test])
-    z = np.where(asked, combine(offline, encoder), offline)
+def _held_out(
+    rows: Sequence[LabelledPrompt], folds: list[int | None], progress: Callable[[str], None] | None
+) -> Report:
     report = Report()
-    for row, logit in zip(rows, z, strict=True):
-        report.add(row, sigmoid(float(logit)), threshold)
-    return report, int(asked.sum())
-
-
-def kept_student(path: Path, train: Sequence[LabelledPrompt]) -> StudentWeights | None:
-    """The student kept at `path` when it was fine-tuned on `train` by today's recipe (as many
-    layers and pieces), else None."""
-    from arena.gatekeeper.encoder import LAYERS, MAX_PIECES, StudentWeights
-
-    if not path.exists():
-        return None
-    weights = StudentWeights.load(path)
-    if (weights.dataset_sha256, weights.layers, weights.pieces) != (dataset_hash(train), LAYERS, MAX_PIECES):
-        return None
-    return weights
-
-
-def held_out_scores(
-    rows: Sequence[LabelledPrompt], *, c: float | None = None, progress: Callable[[str], None] | None = None
-) -> list[float]:
-    """Each row's score by the offline model fitted on the folds without it."""
-    from arena.gatekeeper.model import probability
-
-    return [probability(heads) for heads in held_out_logits(rows, c=c, progress=progress)]
-
-
-def held_out_logits(
-    rows: Sequence[LabelledPrompt], *, c: float | None = None, progress: Callable[[str], None] | None = None
-) -> list[dict[str, float]]:
-    """Each row's heads' logits by the offline model fitted on the folds without it."""
-    logits: list[dict[str, float]] = [{} for _ in rows]
-    for test, model in fold_models(rows, c=c, progress=progress):
+    for test, model in fold_models(rows, folds, progress):
         for i in test:
-            logits[i] = model.logits(rows[i].prompt)
-    return logits
+            report.add(rows[i], probability(model.logits(rows[i].prompt)))
+    return report
 
 
 def fold_models(
-    rows: Sequence[LabelledPrompt], *, c: float | None = None, progress: Callable[[str], None] | None = None
+    rows: Sequence[LabelledPrompt], folds: list[int | None], progress: Callable[[str], None] | None = None
 ) -> Iterator[tuple[list[int], OfflineModel]]:
-    """Each fold's rows (their indices) with the offline model fitted on the other folds,
-    made one at a time as they are asked for.
+    """Each fold's rows (their indices) with the model fitted on the rows of the other folds (a
+    row whose fold is None is always trained on), made one at a time as they are asked for.
 
-    The shipped pieces (pieces.py) were made from every prompt, the held-out ones too; each
-    fold's model keeps only those of the tables' words and of its training prompts, so a
-    held-out prompt is cut into the pieces it would find as a prompt the arena never saw."""
-    from arena.gatekeeper.fitting import DEFAULT_C, fit_model
-    from arena.gatekeeper.keywords import Keywords, table_words
-    from arena.gatekeeper.pieces import PieceVectors
-    from arena.gatekeeper.places import PlaceNames
+    The stored piece vectors were made from every prompt, the held-out ones too; each fold's
+    model keeps only those of the tables' words and of its training prompts, so a held-out
+    prompt is cut into the pieces it would find as a prompt the arena never saw."""
+    from gatekeeper_build.fitting import DEFAULT_C, fit_model
+    from gatekeeper_build.tables import collect_places, read_keywords, table_words
+    from gatekeeper_build.vectors import PieceVectors
 
-    keywords, pieces, places = Keywords.read_tsv(), PieceVectors.read(), PlaceNames.collect()
-    of_tables = pieces.seen_in(table_words())
-    folds = [fold_of(r) for r in rows]
-    for fold in range(FOLDS):
-        train = [r for r, f in zip(rows, folds, strict=True) if f != fold]
-        test = [i for i, f in enumerate(folds) if f == fold]
-        if not test:
-            continue
-        if progress:
-            progress(f"fold {fold + 1}/{FOLDS}: fitting on {len(train)}, scoring {len(test)} unseen")
-        known = pieces.subset(of_tables | pieces.seen_in(r.prompt for r in train))
-        yield test, fit_model(train, keywords, known, places, c=DEFAULT_C if c is None else c)
-
-
-async def evaluate_judge(rows: Sequence[LabelledPrompt], judge: Callable[[str], Awaitable[bool]]) -> Report:
-    """The same report for any judge that answers geographic or not (the LLM judge, say)."""
-    report = Report()
-    for row in rows:
-        report.add(row, 1.0 if await judge(row.prompt) else 0.0, 0.5)
-    return report
-
-
-def evaluate_model(rows: Sequence[LabelledPrompt], score: Callable[[str], float], *, threshold: float = 0.5) -> Report:
-    """The report of a fitted model on rows it was not fitted on (probe sets)."""
-    return evaluate_model_scores(rows, [score(row.prompt) for row in rows], threshold=threshold)
-
-
-def evaluate_model_scores(rows: Sequence[LabelledPrompt], scores: Sequence[float], *, threshold: float = 0.5) -> Report:
-    report = Report()
-    for row, score in zip(rows, scores, strict=True):
-        report.add(row, score, threshold)
-    return report
+    keywords, pieces, places = read_keywords(), PieceVectors.read(), collect_places()
+    with tempfile.TemporaryDirectory() as scratch:
+        of_tables = pieces.seen_in(table_words(), Path(scratch) / "all.model")
+        names = sorted({f for f in folds if f is not None})
+        for number, fold in enumerate(names, 1):
+            train = [r for r, f in zip(rows, folds, strict=True) if f != fold]
+            test = [i for i, f in enumerate(folds) if f == fold]
+            if progress:
+                progress(f"fold {number}/{len(names)}: fitting on {len(train)}, scoring {len(test)} unseen")
+            known = pieces.subset(of_tables | pieces.seen_in((r.prompt for r in train), Path(scratch) / "all.model"))
+            model = fit_model(train, keywords, known, places, c=DEFAULT_C, pieces_model=Path(scratch) / "fold.model")
+            yield test, model

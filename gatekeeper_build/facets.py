@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from arena.gatekeeper.dataset import DATA_DIR, LabelledPrompt
+from gatekeeper_build.corpus import DATA_DIR, LabelledPrompt
 
 FACETS_PATH = DATA_DIR / "facets.jsonl"
 
@@ -48,6 +48,14 @@ SOURCES: dict[str, tuple[bool | None, bool | None]] = {
     "geoarena-augmented:stuffing-not-geo-photo": (True, False),
     "geoarena-augmented:stuffing-not-geo-other": (False, False),
     "geoarena-augmented:stuffing-quiz": (False, None),
+    "geoarena-forms:": (True, True),  # every form's `-place` rows
+    "geoarena-forms:preamble-photo": (True, False),
+    "geoarena-forms:choice-photo": (True, False),
+    "geoarena-forms:photo-other-photo": (True, False),
+    "geoarena-forms:photo-other-chat": (False, False),
+    # a quiz with options or a chain of facts names places, or numbers: its place facet is not known
+    "geoarena-forms:choice-quiz": (False, None),
+    "geoarena-forms:chain-quiz": (False, True),
     "geoarena-v1:geo": (True, True),
     "geoarena-v1:not-geo": (None, None),
     "xgqa:": (True, False),

@@ -1,4 +1,5 @@
-"""Fitting the offline model (`data/model.npz`) and the language identifier's profiles."""
+"""Fitting the offline model (the served `model.npz` and `pieces.model`) and the language
+identifier's profiles."""
 
 from __future__ import annotations
 
@@ -7,19 +8,24 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from arena.gatekeeper.alignment import induce
-from arena.gatekeeper.dataset import DATA_DIR, LabelledPrompt, dataset_hash
-from arena.gatekeeper.facets import FACETS_PATH, POLICY, Facet
-from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, Keywords
-from arena.gatekeeper.model import Head, OfflineModel
-from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors, byte_order, mean_vectors, pack, sif_weights
-from arena.gatekeeper.places import WORDNET_PLACES_PATH, PlaceNames
+from arena.gatekeeper.alignment import Alignment, token_key, tokens
+from arena.gatekeeper.alignment import concept_key as pivot_concept
+from arena.gatekeeper.features import DIMENSIONS, feature_indices, words_of
+from arena.gatekeeper.keywords import Keywords
+from arena.gatekeeper.model import MODEL_PATH, Head, OfflineModel
+from arena.gatekeeper.pieces import PIECES_PATH
+from arena.gatekeeper.places import PlaceNames
+from gatekeeper_build.corpus import LabelledPrompt, dataset_hash
+from gatekeeper_build.facets import FACETS_PATH, POLICY, Facet
+from gatekeeper_build.tables import KEYWORDS_PATH, SYNSETS_PATH, WORDNET_PLACES_PATH, collect_places, read_keywords
+from gatekeeper_build.vectors import VECTORS_PATH, PieceVectors, mean_vectors, sif_weights
 
 DEFAULT_C = 10.0
 # The mean piece vector's scale beside the L2-normalised n-grams, so the same penalty
@@ -35,22 +41,24 @@ def fit_model(
     *,
     c: float = DEFAULT_C,
     facets: tuple[Facet, ...] = POLICY,
+    pieces_model: Path | None = None,
 ) -> OfflineModel:
     """A head per facet (facets.py), each a logistic regression on the rows whose source
     answers that facet, over hashed n-grams, cross-lingual concepts (induced from all these
     rows' translation groups, and the concept tables: keywords.py) and, with `pieces`, each
-    prompt's mean piece vector (pieces.py), folded afterwards into a weight per piece. Each
-    (language, answer) weighs the same in total (`balanced_weights`)."""
+    prompt's mean piece vector (vectors.py), folded afterwards into a weight per piece, its
+    tokeniser's model file written at `pieces_model`. Each (language, answer) weighs the same
+    in total (`balanced_weights`)."""
     import scipy.sparse as sp
-
-    from arena.gatekeeper.features import DIMENSIONS, feature_rows
 
     alignment = induce([(r.group, r.lang, r.prompt) for r in rows])
     data, indices, indptr = feature_rows([r.prompt for r in rows], alignment, keywords, places)
     x = sp.csr_matrix((data, indices, indptr), shape=(len(rows), DIMENSIONS))
     tokeniser, sif = None, None
     if pieces is not None:
-        tokeniser = pieces.tokeniser()
+        if pieces_model is None:
+            raise ValueError("a model fitted with pieces needs a path for its tokeniser's file")
+        tokeniser = pieces.tokeniser(pieces_model)
         cuts = [tokeniser.ids(r.prompt) for r in rows]
         sif = sif_weights(cuts, len(tokeniser))
         x = sp.hstack([x, sp.csr_matrix(PIECE_SCALE * mean_vectors(cuts, pieces.vectors, sif))]).tocsr()
@@ -95,8 +103,6 @@ EVIDENCE_SMOOTHING = 0.2
 
 def evidence_scale(x: Any, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Each column's scale: 1 + |r| for the hashed n-grams, 1 for the piece vector's dimensions."""
-    from arena.gatekeeper.features import DIMENSIONS
-
     seen = x[:, :DIMENSIONS].copy()
     seen.data[:] = 1.0
     yes = np.asarray(seen[y].T @ weights[y]).ravel() + EVIDENCE_SMOOTHING
@@ -145,11 +151,10 @@ def _emphasis(row: LabelledPrompt) -> float:
 
 
 def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
-    keywords = Keywords.read_tsv()
-    pieces = PieceVectors.read()
-    model = fit_model(rows, keywords, pieces, PlaceNames.collect(), c=c)
-    path = DATA_DIR / "model.npz"
-    packed = pack(pieces.pieces)
+    """Fit on every row and write the served artefacts: `model.npz` (arrays only) and the
+    tokeniser's `pieces.model` beside it."""
+    keywords = read_keywords()
+    model = fit_model(rows, keywords, PieceVectors.read(), collect_places(), c=c, pieces_model=PIECES_PATH)
     digest = np.frombuffer(bytes.fromhex(dataset_hash(rows)), dtype=np.uint8)
     arrays: dict[str, np.ndarray] = {
         **model.arrays(),
@@ -160,21 +165,18 @@ def fit_and_save(rows: list[LabelledPrompt], *, c: float = DEFAULT_C) -> Path:
         "alignment_concepts": model.alignment.concepts,
         "keywords_sha256": _sha256_array(KEYWORDS_PATH),
         "synsets_sha256": _sha256_array(SYNSETS_PATH),
-        "pieces_sha256": _sha256_array(PIECES_PATH),
+        "pieces_sha256": _sha256_array(VECTORS_PATH),
         "facets_sha256": _sha256_array(FACETS_PATH),
         "wordnet_places_sha256": _sha256_array(WORDNET_PLACES_PATH),
         **keywords.arrays(),
         **(model.places.arrays() if model.places is not None else {}),
-        **{f"piece_{k}": v for k, v in packed.items()},
-        "piece_scores": pieces.scores,
-        "piece_order": byte_order(**packed),  # the order its tokeniser loads fastest in (pieces.py)
     }
     buffer = io.BytesIO()
-    # Stored, not compressed: 21 MB where compression gives 13, but the server reads it in 0.15 s
-    # rather than 0.24 (decompressing it was 0.09 s of the gatekeeper's start).
+    # Stored, not compressed: the server reads it faster than it would inflate it, and the wheel
+    # compresses it anyway.
     np.savez(buffer, allow_pickle=False, **arrays)
-    path.write_bytes(buffer.getvalue())
-    return path
+    MODEL_PATH.write_bytes(buffer.getvalue())
+    return MODEL_PATH
 
 
 # -- the language identifier's profiles ----------------------------------------------
@@ -223,3 +225,71 @@ def file_sha256(path: Path) -> str:
 
 def _sha256_array(path: Path) -> np.ndarray:
     return np.frombuffer(bytes.fromhex(file_sha256(path)), dtype=np.uint8)
+
+
+# -- the cross-lingual alignment and the feature matrix ------------------------------
+
+PIVOT = "de"  # a language every group family has (authored, XQuAD, mHumanEval, xGQA, the place templates)
+MIN_GROUPS = 2  # a token seen in fewer groups aligned with the pivot is not translated
+MIN_DICE = 0.5
+
+
+def induce(rows: Sequence[tuple[str, str, str]]) -> Alignment:
+    """The alignment of every language's tokens to the pivot's, from (group, lang, text) rows."""
+    groups: dict[str, dict[str, set[str]]] = defaultdict(dict)
+    for group, lang, text in rows:
+        if group:
+            groups[group].setdefault(lang, set()).update(tokens(words_of(text)))
+    seen: dict[str, Counter[str]] = defaultdict(Counter)  # lang -> token -> groups shared with the pivot
+    pivot_seen: dict[str, Counter[str]] = defaultdict(Counter)  # lang -> pivot token -> groups shared
+    both: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
+    for by_lang in groups.values():
+        pivot = by_lang.get(PIVOT)
+        if not pivot:
+            continue
+        for lang, toks in by_lang.items():
+            if lang == PIVOT:
+                continue
+            seen[lang].update(toks)
+            pivot_seen[lang].update(pivot)
+            both[lang].update((u, v) for u in toks for v in pivot)
+    table: dict[int, int] = {}
+    for lang, pairs in both.items():
+        best: dict[str, tuple[float, int, str]] = {}
+        for (u, v), c in pairs.items():
+            if c < MIN_GROUPS:
+                continue
+            dice = 2 * c / (seen[lang][u] + pivot_seen[lang][v])
+            # ties go to the pair seen together more often, then to the pivot token that sorts
+            # last: set order changes with each process's hash seed, and the fit must not
+            if dice >= MIN_DICE and (dice, c, v) > best.get(u, (0.0, 0, "")):
+                best[u] = (dice, c, v)
+        for u, (_, _, v) in best.items():
+            table.setdefault(token_key(u), pivot_concept(v))
+    for by_lang in groups.values():  # the pivot's own tokens are their concepts
+        for v in by_lang.get(PIVOT, ()):
+            table.setdefault(token_key(v), pivot_concept(v))
+    keys = np.array(sorted(table), dtype=np.uint32)
+    return Alignment(keys, np.array([table[int(k)] for k in keys], dtype=np.uint32))
+
+
+def feature_rows(
+    texts: list[str],
+    alignment: Alignment | None = None,
+    keywords: Keywords | None = None,
+    places: PlaceNames | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSR parts (data, indices, indptr) of many prompts, for fitting."""
+    indices: list[np.ndarray] = []
+    indptr = [0]
+    data: list[np.ndarray] = []
+    for text in texts:
+        idx = feature_indices(text, alignment, keywords, places=places)
+        indices.append(idx)
+        data.append(np.full(len(idx), 1.0 / np.sqrt(max(len(idx), 1)), dtype=np.float32))
+        indptr.append(indptr[-1] + len(idx))
+    return (
+        np.concatenate(data) if data else np.zeros(0, np.float32),
+        np.concatenate(indices) if indices else np.zeros(0, np.int64),
+        np.array(indptr, dtype=np.int64),
+    )

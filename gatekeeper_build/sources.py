@@ -2,7 +2,7 @@
 
 `collect_rows` reads the public sources named in `data/README.md` (a wheel
 from PyPI and three git checkouts), labels each prompt by `policy.py` and
-puts our own prompts (`authored.py`) around them; `collect_rows_again` takes
+puts our own prompts (`authored.py`, `forms.py`) around them; `collect_rows_again` takes
 the public sources' rows from the current files instead, so an edit of
 `data/authored/` needs no checkouts. `write_prompts` writes
 `data/prompts/<lang>.jsonl`, every row `{prompt, geographic, lang, source}`.
@@ -18,8 +18,9 @@ import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from arena.gatekeeper.authored import SEED, authored_rows, place_rows, stuffing_rows
-from arena.gatekeeper.dataset import DATA_DIR, LabelledPrompt
+from gatekeeper_build.authored import SEED, authored_rows, place_rows, stuffing_rows
+from gatekeeper_build.corpus import DATA_DIR, LabelledPrompt
+from gatekeeper_build.forms import form_rows
 
 FLORES = {
     "ar": "arb_Arab",
@@ -97,7 +98,7 @@ def collect_rows_again() -> Iterator[LabelledPrompt]:
 def _distinct(v1: Iterable[LabelledPrompt], *upstream: Iterable[LabelledPrompt]) -> Iterator[LabelledPrompt]:
     """Every source in turn, ours around the public ones; a prompt met twice is kept where first met."""
     seen: set[str] = set()
-    for source in (v1, authored_rows(), *upstream, place_rows(), stuffing_rows()):
+    for source in (v1, authored_rows(), *upstream, place_rows(), stuffing_rows(), form_rows()):
         for row in source:
             key = " ".join(row.prompt.lower().split())
             if key and key not in seen:
@@ -125,6 +126,8 @@ def write_prompts(rows: Iterable[LabelledPrompt]) -> None:
                 }
                 if r.group:
                     record["group"] = r.group
+                if r.form:
+                    record["form"] = r.form
                 f.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 

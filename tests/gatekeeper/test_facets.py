@@ -9,10 +9,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
-from arena.gatekeeper.facets import LABEL, PHOTO, PLACE, POLICY, facets_of, row_answers, row_key
+from gatekeeper_build.corpus import LabelledPrompt, load_dataset
+from gatekeeper_build.facets import LABEL, PHOTO, PLACE, POLICY, facets_of, row_answers, row_key
 from arena.gatekeeper.features import DIMENSIONS
-from arena.gatekeeper.fitting import (
+from gatekeeper_build.fitting import (
     HARD_NEGATIVE_WEIGHT,
     balanced_weights,
     evidence_scale,
