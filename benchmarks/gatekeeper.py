@@ -74,7 +74,9 @@ def main() -> int:
         "import asyncio, time; from arena.gatekeeper import Gatekeeper\n"
         "t = time.perf_counter(); asyncio.run(Gatekeeper().warm()); print(time.perf_counter() - t)"
     )
-    _target(f"Gatekeeper.warm: model.npz and pieces.model read, two verdicts {load * 1000:.0f} ms", load < 0.5, "< 500 ms")
+    _target(
+        f"Gatekeeper.warm: model.npz and pieces.model read, two verdicts {load * 1000:.0f} ms", load < 0.5, "< 500 ms"
+    )
 
     print("== verdict latency (score and the refusal's language), 1,000 runs per length; the machine is shared")
     print(f"  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
@@ -127,7 +129,11 @@ def main() -> int:
         prompts = _prompts(path)
         chat += prompts
         taken = sum(score(p) >= THRESHOLD for p in prompts)
-        _target(f"{path.name}: {taken}/{len(prompts)} = {taken / max(len(prompts), 1):.4f} run", taken <= 0.02 * len(prompts), "<= 2%")
+        _target(
+            f"{path.name}: {taken}/{len(prompts)} = {taken / max(len(prompts), 1):.4f} run",
+            taken <= 0.02 * len(prompts),
+            "<= 2%",
+        )
 
     print("== probes (none is in the training data)")
     for name, prompts, geographic in (
@@ -188,7 +194,9 @@ def _runs_target(name: str, rows: Sequence[LabelledPrompt], score: object, at_le
 def _prompts(path: Path) -> list[str]:
     lines = [line for line in path.read_text("utf-8").split("\n") if line.strip()]  # not splitlines: U+2028
     records = [json.loads(line) for line in lines]
-    return [str(r.get("prompt") or (r.get("turns") or [""])[0])[:2000] for r in records if r.get("prompt") or r.get("turns")]
+    return [
+        str(r.get("prompt") or (r.get("turns") or [""])[0])[:2000] for r in records if r.get("prompt") or r.get("turns")
+    ]
 
 
 def _fresh(code: str) -> float:

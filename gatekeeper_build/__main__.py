@@ -29,10 +29,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from gatekeeper_build.corpus import DATA_DIR, load_dataset, load_prompts, load_unseen
+from gatekeeper_build.corpus import DATA_DIR, LabelledPrompt, load_dataset, load_prompts, load_unseen
+
+if TYPE_CHECKING:
+    from gatekeeper_build.evaluate import Report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,7 +108,9 @@ def run_evaluate(args: argparse.Namespace, out: TextIO) -> int:
 
         unseen = load_unseen()
         out.write(f"the shipped model on the {len(unseen)} hand-written unseen prompts (never trained on):\n")
-        out.writelines(line + "\n" for line in evaluate.on_unseen(shipped_model(), unseen).lines(max_errors=args.max_errors))
+        out.writelines(
+            line + "\n" for line in evaluate.on_unseen(shipped_model(), unseen).lines(max_errors=args.max_errors)
+        )
         return 0
     if args.llm:
         report, header = asyncio.run(_judged(rows))
@@ -114,13 +120,15 @@ def run_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     for by in ("source", "form") if args.by == "both" else (args.by,):
         report = evaluate.by_source(rows, progress) if by == "source" else evaluate.by_form(rows, progress)
         held = f"{evaluate.FOLDS} folds of sources (a source in one language)" if by == "source" else "form by form"
-        out.write(f"offline gatekeeper, {len(rows)} labelled prompts held out {held}, each scored by a model fitted without it:\n")
+        out.write(
+            f"offline gatekeeper, {len(rows)} labelled prompts held out {held}, each scored by a model fitted without it:\n"
+        )
         out.writelines(line + "\n" for line in report.lines(max_errors=args.max_errors))
         out.flush()
     return 0
 
 
-async def _judged(rows: object) -> tuple[object, str]:
+async def _judged(rows: Sequence[LabelledPrompt]) -> tuple[Report, str]:
     """The configured gatekeeper (its LLM judge, with the offline fallback) on `rows`."""
     import httpx
 
@@ -133,7 +141,9 @@ async def _judged(rows: object) -> tuple[object, str]:
     settings = Settings()
     fallbacks = 0
     async with httpx.AsyncClient() as http:
-        gatekeeper = build_gatekeeper(settings.pool, ProviderDeps(http=http, images=store_for(settings), pool=settings.pool))
+        gatekeeper = build_gatekeeper(
+            settings.pool, ProviderDeps(http=http, images=store_for(settings), pool=settings.pool)
+        )
         if gatekeeper.mode != "llm":
             raise SystemExit("--llm needs an LLM judge in the pool file's [gatekeeper] table")
 
@@ -143,7 +153,7 @@ async def _judged(rows: object) -> tuple[object, str]:
             fallbacks += verdict.classifier.startswith("offline")
             return verdict.geographic
 
-        report = await with_judge(rows, judge)  # type: ignore[arg-type]
+        report = await with_judge(rows, judge)
     return report, f"LLM gatekeeper {gatekeeper.judge.name} ({fallbacks} answered by the offline fallback):"
 
 

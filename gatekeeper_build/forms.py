@@ -38,21 +38,136 @@ from gatekeeper_build.corpus import DATA_DIR, LabelledPrompt
 FORMS_DIR = DATA_DIR / "forms"
 # The forms the evaluation holds out one at a time (evaluate.by_form), each with both labels.
 FORMS = ("choice", "chain", "clue", "colloquial", "preamble", "photo-other")
-COUNTRIES = (
-    "AT SI HR HU TH LA VN KH JP KR CN TW FR BE CH DE NL PL CZ SK PT ES IT GR TR GE AM IR PK IN BD LK NP "
-    "MY ID PH AU NZ CA US MX GT CO PE CL AR BR UY MA DZ TN EG KE TZ UG ET NG GH SN ZA NO SE FI DK IE GB "
-    "RO BG RS UA RU KZ MN IL JO SA AE"
-).split()
-ZONES = (
-    "Europe/Paris Europe/Berlin Europe/Madrid Europe/Rome Europe/Lisbon Europe/Vienna Europe/Prague "
-    "Europe/Warsaw Europe/Budapest Europe/Athens Europe/Istanbul Europe/Moscow Europe/Kiev Europe/Stockholm "
-    "Europe/Oslo Europe/Dublin Europe/Amsterdam Europe/Brussels Europe/Zurich Europe/Bucharest "
-    "Asia/Tokyo Asia/Seoul Asia/Shanghai Asia/Bangkok Asia/Jakarta Asia/Manila Asia/Kolkata Asia/Dhaka "
-    "Asia/Tehran Asia/Jerusalem Asia/Dubai Asia/Singapore Asia/Karachi Asia/Kathmandu Africa/Cairo "
-    "Africa/Nairobi Africa/Lagos Africa/Casablanca Africa/Johannesburg America/New_York America/Chicago "
-    "America/Mexico_City America/Bogota America/Lima America/Santiago America/Sao_Paulo "
-    "America/Buenos_Aires America/Toronto Australia/Sydney"
-).split()
+COUNTRIES = [
+    "AT",
+    "SI",
+    "HR",
+    "HU",
+    "TH",
+    "LA",
+    "VN",
+    "KH",
+    "JP",
+    "KR",
+    "CN",
+    "TW",
+    "FR",
+    "BE",
+    "CH",
+    "DE",
+    "NL",
+    "PL",
+    "CZ",
+    "SK",
+    "PT",
+    "ES",
+    "IT",
+    "GR",
+    "TR",
+    "GE",
+    "AM",
+    "IR",
+    "PK",
+    "IN",
+    "BD",
+    "LK",
+    "NP",
+    "MY",
+    "ID",
+    "PH",
+    "AU",
+    "NZ",
+    "CA",
+    "US",
+    "MX",
+    "GT",
+    "CO",
+    "PE",
+    "CL",
+    "AR",
+    "BR",
+    "UY",
+    "MA",
+    "DZ",
+    "TN",
+    "EG",
+    "KE",
+    "TZ",
+    "UG",
+    "ET",
+    "NG",
+    "GH",
+    "SN",
+    "ZA",
+    "NO",
+    "SE",
+    "FI",
+    "DK",
+    "IE",
+    "GB",
+    "RO",
+    "BG",
+    "RS",
+    "UA",
+    "RU",
+    "KZ",
+    "MN",
+    "IL",
+    "JO",
+    "SA",
+    "AE",
+]
+ZONES = [
+    "Europe/Paris",
+    "Europe/Berlin",
+    "Europe/Madrid",
+    "Europe/Rome",
+    "Europe/Lisbon",
+    "Europe/Vienna",
+    "Europe/Prague",
+    "Europe/Warsaw",
+    "Europe/Budapest",
+    "Europe/Athens",
+    "Europe/Istanbul",
+    "Europe/Moscow",
+    "Europe/Kiev",
+    "Europe/Stockholm",
+    "Europe/Oslo",
+    "Europe/Dublin",
+    "Europe/Amsterdam",
+    "Europe/Brussels",
+    "Europe/Zurich",
+    "Europe/Bucharest",
+    "Asia/Tokyo",
+    "Asia/Seoul",
+    "Asia/Shanghai",
+    "Asia/Bangkok",
+    "Asia/Jakarta",
+    "Asia/Manila",
+    "Asia/Kolkata",
+    "Asia/Dhaka",
+    "Asia/Tehran",
+    "Asia/Jerusalem",
+    "Asia/Dubai",
+    "Asia/Singapore",
+    "Asia/Karachi",
+    "Asia/Kathmandu",
+    "Africa/Cairo",
+    "Africa/Nairobi",
+    "Africa/Lagos",
+    "Africa/Casablanca",
+    "Africa/Johannesburg",
+    "America/New_York",
+    "America/Chicago",
+    "America/Mexico_City",
+    "America/Bogota",
+    "America/Lima",
+    "America/Santiago",
+    "America/Sao_Paulo",
+    "America/Buenos_Aires",
+    "America/Toronto",
+    "Australia/Sydney",
+]
 _UNSPACED_LANGS = ("zh", "ja", "th")
 
 
@@ -94,7 +209,7 @@ def _language_rows(path: Path) -> Iterator[LabelledPrompt]:
         yield row(line, True, "colloquial", "place")
     questions = [line for line, _ in asks] + blocks["clues"]
     others = blocks["photo-other"]
-    for number, preamble in enumerate(blocks["preambles"]):
+    for preamble in blocks["preambles"]:
         for question in rng.sample(questions, 6):
             yield row(_joined(lang, [preamble, question]), True, "preamble", "place")
         for request in rng.sample(others, min(4, len(others))):
@@ -123,7 +238,7 @@ def option_list(stem: str, options: list[str], or_word: str, lang: str, rng: ran
     if style == 5:
         return " / ".join(options) + "?"
     if style == 6:
-        return f"{stem}{gap}" + f", ".join(options[:-1]) + f" {or_word} {options[-1]}?"
+        return f"{stem}{gap}" + ", ".join(options[:-1]) + f" {or_word} {options[-1]}?"
     return f"{', '.join(options[:-1])} {or_word} {options[-1]}? {stem}"
 
 

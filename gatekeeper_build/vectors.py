@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -77,8 +78,9 @@ def write_unigram_model(pieces: Sequence[str], scores: np.ndarray, path: Path) -
     classes: the unknown first, then the pieces in order (so sentencepiece's piece k is piece
     k - 1 here, as `Tokeniser.ids` reads it); a normaliser that leaves the text alone but for a
     word-start mark before each word (`Tokeniser.ids` has already normalised it)."""
-    from sentencepiece import sentencepiece_model_pb2 as pb
+    from sentencepiece import sentencepiece_model_pb2
 
+    pb: Any = sentencepiece_model_pb2  # generated protobuf classes: no stubs
     model = pb.ModelProto()
     model.trainer_spec.model_type = pb.TrainerSpec.UNIGRAM
     model.trainer_spec.unk_id, model.trainer_spec.bos_id, model.trainer_spec.eos_id = 0, -1, -1

@@ -51,9 +51,9 @@ def register(subparsers: Any) -> None:
     mark.add_argument("battle_id")
     mark.add_argument("answer", choices=("geographic", "not_geographic"))
     mark.set_defaults(func=_mark)
-    sub.add_parser("recheck", help="ask the configured LLM judge about the unsure battles not yet re-checked").set_defaults(
-        func=_recheck
-    )
+    sub.add_parser(
+        "recheck", help="ask the configured LLM judge about the unsure battles not yet re-checked"
+    ).set_defaults(func=_recheck)
 
 
 def run(args: argparse.Namespace) -> int:

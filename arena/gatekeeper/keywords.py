@@ -38,6 +38,7 @@ from itertools import pairwise
 import numpy as np
 
 from arena.gatekeeper.alignment import UNSPACED
+
 LONGEST_UNSPACED = 6  # characters: the longest Chinese, Japanese or Thai word looked for inside a run
 SHORTEST_STEM = 4  # a word may lose up to three final letters ("snowing" finds "snow"), never below this
 # Arabic and Hebrew write the article and some prepositions onto the word ("المطر", the rain).

@@ -105,7 +105,7 @@ class TestClassifyCommand:
                     LabelledPrompt("Tell me a joke.", False, "en", "b"),
                 ],
             )
-                code = await asyncio.to_thread(main, ["classify", "--evaluate", "--llm", "--prompts", str(folder)])
+            code = await asyncio.to_thread(main, ["classify", "--evaluate", "--llm", "--prompts", str(folder)])
         assert code == 0
         out = capfd.readouterr().out
         assert "LLM gatekeeper llm:where-judge (0 answered by the offline fallback)" in out

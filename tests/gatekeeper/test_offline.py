@@ -27,9 +27,9 @@ from arena.web.pages import EXAMPLE_PROMPTS
 from gatekeeper_build.authored import PARALLEL_EXCEPT, sections
 from gatekeeper_build.corpus import DATA_DIR, LabelledPrompt, dataset_hash, load_dataset, load_unseen
 from gatekeeper_build.evaluate import FOLDS, Report, fold_models, fold_of, form_of
-from gatekeeper_build.forms import FORMS
 from gatekeeper_build.facets import FACETS_PATH, POLICY
 from gatekeeper_build.fitting import PIVOT, file_sha256, induce
+from gatekeeper_build.forms import FORMS
 from gatekeeper_build.tables import (
     KEYWORDS_PATH,
     MIN_QUALITY,

@@ -69,7 +69,11 @@ class TestRecheck:
             found = {b.id: b for b in session.scalars(select(Battle))}
         assert (found[ids["unsure-where"]].recheck, found[ids["unsure-where"]].flags) == ("geographic", [])
         caption = found[ids["unsure-caption"]]
-        assert (caption.recheck, caption.rechecked_by, caption.flags) == (NOT_GEOGRAPHIC, "llm:where-judge", [NOT_GEOGRAPHIC])
+        assert (caption.recheck, caption.rechecked_by, caption.flags) == (
+            NOT_GEOGRAPHIC,
+            "llm:where-judge",
+            [NOT_GEOGRAPHIC],
+        )
 
         # the rank job leaves out only the battle the re-check set aside, and counts the unsure ones
         snapshot = await asyncio.to_thread(rank_database, sessions, RankOptions(rounds=5, seed=1))
