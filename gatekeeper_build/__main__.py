@@ -31,12 +31,10 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from gatekeeper_build.corpus import DATA_DIR, LabelledPrompt, load_dataset, load_prompts, load_unseen
-
-if TYPE_CHECKING:
-    from gatekeeper_build.evaluate import Report
+from gatekeeper_build.evaluate import Report, form_of
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--llm", action="store_true", help="the configured LLM judge on the prompts instead")
     evaluate.add_argument("--prompts", type=Path, help="a folder of labelled JSONL files instead of the corpus")
     evaluate.add_argument("--max-errors", type=int, default=200)
+    evaluate.add_argument("--scores", type=Path, help="also write each held-out row's score here (JSONL)")
     args = parser.parse_args(argv)
     if args.command == "evaluate":
         return run_evaluate(args, sys.stdout)
@@ -125,6 +124,8 @@ def run_evaluate(args: argparse.Namespace, out: TextIO) -> int:
         )
         out.writelines(line + "\n" for line in report.lines(max_errors=args.max_errors))
         out.flush()
+        if args.scores is not None:
+            _write_scores(args.scores.with_suffix(f".{by}.jsonl"), report)
     return 0
 
 
@@ -155,6 +156,16 @@ async def _judged(rows: Sequence[LabelledPrompt]) -> tuple[Report, str]:
 
         report = await with_judge(rows, judge)
     return report, f"LLM gatekeeper {gatekeeper.judge.name} ({fallbacks} answered by the offline fallback):"
+
+
+def _write_scores(path: Path, report: Report) -> None:
+    """Each scored row, so an operating point can be read off them without refitting."""
+    import json
+
+    with path.open("w", encoding="utf-8") as f:
+        for row, score in report.scored:
+            record = {"prompt": row.prompt, "geographic": row.geographic, "lang": row.lang, "source": row.source}
+            f.write(json.dumps({**record, "form": form_of(row), "score": score}, ensure_ascii=False) + "\n")
 
 
 def _say(text: str) -> None:

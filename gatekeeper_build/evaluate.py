@@ -72,8 +72,10 @@ class Report:
     sure: float = SURE
     cells: dict[tuple[bool, str, str], Tally] = field(default_factory=dict)  # (label, form, lang)
     errors: list[Miss] = field(default_factory=list)
+    scored: list[Miss] = field(default_factory=list)  # every row with its score, for `--scores`
 
     def add(self, row: LabelledPrompt, score: float) -> None:
+        self.scored.append(Miss(row, score))
         self.cells.setdefault((row.geographic, form_of(row), row.lang), Tally()).add(score, self.threshold, self.sure)
         if (score >= self.threshold) != row.geographic:
             self.errors.append(Miss(row, score))
