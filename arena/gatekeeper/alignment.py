@@ -5,7 +5,7 @@ nothing about "Foto", so a language with a few dozen geographic prompts
 learns only the topics it was shown. Many training prompts are translations
 of one another, though: XQuAD's, mHumanEval's and xGQA's rows share an id
 across languages, and our own prompts are written line for line in each
-language (`data/authored/`, same section, same line). Each such set is a
+language (the build's `data/authored/`, same section, same line). Each such set is a
 *group*. A token of one language whose groups match a pivot-language token's
 groups (Dice coefficient over the groups both languages have) is taken for
 its translation, and a prompt gets one more feature per translated token:

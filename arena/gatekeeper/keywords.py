@@ -16,11 +16,10 @@ prompts teach about rain, building or language reaches every other's.
 The tables are data, not a rule: the features' weights are learnt with the
 n-grams', and no word decides a verdict alone (keyword stuffing is still
 refused, tests/gatekeeper). Both files hold one
-`lang <TAB> word <TAB> concept...` a line: `data/cldr-keywords.tsv` (single
-words, as `features.words_of` sees them; `build keywords --cldr GITDIR`) and
-`data/omw-synsets.tsv` (one or two words; `build synsets --omw GITDIR`);
-licences beside them. `build fit` packs both, merged, into `model.npz` as
-six arrays, which is what the server loads. A word is looked up in the
+`lang <TAB> word <TAB> concept...` a line in the build's `cldr-keywords.tsv`
+(single words, as `features.words_of` sees them) and `omw-synsets.tsv` (one or
+two words); `python -m gatekeeper_build fit` packs both, merged, into
+`model.npz` as six arrays keyed by hash, which is what the server loads. A word is looked up in the
 prompt's language only (`geo.language.guess_language`): the same letters
 name different things in different languages (Swedish "and" is a duck).
 Only CLDR's keywords are also found by a word's stem ("snowing" finds

@@ -8,9 +8,8 @@ gazetteer (arena.geo) knows some 270,000 names of countries, first-level
 regions and cities, in the scripts of the thirty languages (227,000 of them
 are kept, MIN_QUALITY). It has no lakes, seas, rivers, mountains or famous
 buildings ("Ist das der Bodensee?", "Liegt das am Mittelmeer?"): those come
-from Princeton WordNet's named places (`data/wordnet-places.tsv`, made by
-concept_tables.write_wordnet_places), found in the thirty languages through
-the Wiktionary synsets of `data/omw-synsets.tsv`. A name in a prompt carries
+from Princeton WordNet's named places, found in the thirty languages through
+the Wiktionary synsets (the build's `wordnet-places.tsv` and `omw-synsets.tsv`). A name in a prompt carries
 the concept *a place*, and *a country* (region, city, natural feature,
 landmark), whatever its language, and it pairs with the concepts near it
 (features.concept_pairs) as an aligned token does.

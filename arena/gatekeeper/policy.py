@@ -1,5 +1,5 @@
 """What the arena takes, in one place: the offline model's labels follow it
-(`data/README.md` labels every source by it), the LLM judge reads it as its
+(the build labels every source by it), the LLM judge reads it as its
 instructions, and a refused person reads its short form in their language.
 
 The line it draws: a battle has a photo, so a question is taken when it asks
