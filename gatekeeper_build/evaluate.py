@@ -24,13 +24,19 @@ import hashlib
 import tempfile
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
+
 from arena.gatekeeper.gatekeeper import SURE, THRESHOLD
+from arena.gatekeeper.keywords import Keywords
 from arena.gatekeeper.model import OfflineModel, probability
+from arena.gatekeeper.places import PlaceNames
 from gatekeeper_build.corpus import LabelledPrompt
 from gatekeeper_build.forms import FORMS
+from gatekeeper_build.vectors import PieceVectors
 
 FOLDS = 5
 # The form of a row that was not composed in one (`form_of`): the authored sections that are forms
@@ -173,12 +179,9 @@ def fold_models(
     model keeps only those of the tables' words and of its training prompts, so a held-out
     prompt is cut into the pieces it would find as a prompt the arena never saw."""
     from gatekeeper_build.fitting import DEFAULT_C, fit_model
-    from gatekeeper_build.tables import collect_places, read_keywords, table_words
-    from gatekeeper_build.vectors import PieceVectors
 
-    keywords, pieces, places = read_keywords(), PieceVectors.read(), collect_places()
+    keywords, pieces, places, of_tables = _tables()
     with tempfile.TemporaryDirectory() as scratch:
-        of_tables = pieces.seen_in(table_words(), Path(scratch) / "all.model")
         names = sorted({f for f in folds if f is not None})
         for number, fold in enumerate(names, 1):
             train = [r for r, f in zip(rows, folds, strict=True) if f != fold]
@@ -188,3 +191,15 @@ def fold_models(
             known = pieces.subset(of_tables | pieces.seen_in((r.prompt for r in train), Path(scratch) / "all.model"))
             model = fit_model(train, keywords, known, places, c=DEFAULT_C, pieces_model=Path(scratch) / "fold.model")
             yield test, model
+
+
+@cache
+def _tables() -> tuple[Keywords, PieceVectors, PlaceNames, np.ndarray]:
+    """What every fold's fit shares, read once a process (the gazetteer alone takes seconds):
+    the concept tables, the piece vectors, the place names, and which pieces the tables' words use."""
+    from gatekeeper_build.tables import collect_places, read_keywords, table_words
+
+    pieces = PieceVectors.read()
+    with tempfile.TemporaryDirectory() as scratch:
+        of_tables = pieces.seen_in(table_words(), Path(scratch) / "all.model")
+    return read_keywords(), pieces, collect_places(), of_tables

@@ -225,6 +225,8 @@ def option_list(stem: str, options: list[str], or_word: str, lang: str, rng: ran
     slashed or joined by "or", after the question or before it."""
     gap = "" if lang in _UNSPACED_LANGS else " "
     style = rng.randrange(8)
+    if style == 5 and not any(ch.isalpha() for option in options for ch in option):
+        style = 4  # numbers alone are no question: the stem stays
     if style == 0:
         return f"{stem}{gap}" + " ".join(f"{i}. {o}" for i, o in enumerate(options, 1))
     if style == 1:

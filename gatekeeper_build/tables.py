@@ -19,6 +19,7 @@ from arena.gatekeeper.features import words_of
 from arena.gatekeeper.keywords import LONGEST_UNSPACED, Keywords, concept_key, entry, key_of, whole_hashes
 from arena.gatekeeper.places import KINDS, MAX_WORDS, PlaceNames, name_keys, phrase_keys
 from arena.gatekeeper.places import LONGEST_UNSPACED as LONGEST_UNSPACED_NAME
+from arena.gatekeeper.places import UNSPACED as UNSPACED_NAME  # Hangul too: the gazetteer's scripts
 from arena.geo.gazetteer import fold, load_gazetteer
 from gatekeeper_build.corpus import DATA_DIR
 
@@ -86,7 +87,7 @@ def collect_places() -> PlaceNames:
     spaced: dict[int, int] = {}
     unspaced: dict[str, int] = {}
     for name, kind in gazetteer + wordnet_names():
-        if UNSPACED.match(name):
+        if UNSPACED_NAME.match(name):
             if len(name) <= LONGEST_UNSPACED_NAME:
                 unspaced.setdefault(name, kind)
         elif 1 <= len(words := words_of(name)) <= MAX_WORDS:
@@ -113,7 +114,7 @@ def wordnet_names() -> list[tuple[str, int]]:
 def _kept(name: str) -> bool:
     """A name of WordNet's is kept as the gazetteer keeps its own: not a single word under
     SHORTEST_WORD letters; and a name in a script without spaces is one run (no space in it)."""
-    if UNSPACED.match(name):
+    if UNSPACED_NAME.match(name):
         return " " not in name
     return " " in name or len(name) >= SHORTEST_WORD
 

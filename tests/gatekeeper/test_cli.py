@@ -118,4 +118,5 @@ def write_rows(path: Path, rows: list[LabelledPrompt]) -> None:
     with path.open("w", encoding="utf-8") as f:
         for r in rows:
             record = {"prompt": r.prompt, "geographic": r.geographic, "lang": r.lang, "source": r.source}
+            record |= {"form": r.form} if r.form else {}
             f.write(json.dumps(record, ensure_ascii=False) + "\n")

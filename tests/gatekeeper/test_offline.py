@@ -93,7 +93,7 @@ class TestShippedData:
         assert sorted(p.name for p in folder.iterdir()) == sorted(f"{lang}.jsonl" for lang in LANGUAGES)
         keys = [_key(r.prompt) for r in load_dataset()]
         assert len(keys) == len(set(keys))
-        assert sum(p.stat().st_size for p in folder.iterdir()) < 16_000_000  # plain text, diffable; not a data dump
+        assert sum(p.stat().st_size for p in folder.iterdir()) < 18_000_000  # plain text, diffable; not a data dump
 
     def test_the_prompt_files_are_what_collect_makes_of_the_authored_files(self) -> None:
         # An edit of data/authored/ without `build collect` (and `build fit`) fails here.
@@ -278,8 +278,8 @@ class TestAlignment:
         # Set order changes with PYTHONHASHSEED; the induced table, and so `build fit`, must not.
         script = (
             "import hashlib\n"
-            "from arena.gatekeeper.alignment import induce\n"
-            "from arena.gatekeeper.dataset import load_dataset\n"
+            "from gatekeeper_build.corpus import load_dataset\n"
+            "from gatekeeper_build.fitting import induce\n"
             "a = induce([(r.group, r.lang, r.prompt) for r in load_dataset()])\n"
             "print(hashlib.sha256(a.keys.tobytes() + a.concepts.tobytes()).hexdigest())\n"
         )
@@ -479,7 +479,7 @@ class TestKeywords:
         for path, _ in TABLES:
             for line in path.read_text("utf-8").splitlines()[::7]:
                 lang, word, _ = line.split("\t")
-                assert word_keys(lang)(word) == keyword_tables._key(entry(word, lang)), line
+                assert word_keys(lang)(word) == keyword_tables.key_of(entry(word, lang)), line
 
     def test_a_malformed_line_is_named(self, tmp_path: Path) -> None:
         path = tmp_path / "k.tsv"
@@ -563,7 +563,7 @@ class TestEvaluationSplit:
         assert sorted(held_out) == list(range(len(rows)))
 
     def test_a_form_is_held_out_whole_in_every_language(self) -> None:
-        rows = [r for r in load_dataset() if r.form in ("choice", "clue")][::25]
+        rows = [r for r in load_dataset() if r.form in ("choice", "preamble")][::10]  # both labels in each
         folds = [FORMS.index(form_of(r)) if form_of(r) in FORMS else None for r in rows]
         for test, model in fold_models(rows, folds):
             forms = {form_of(rows[i]) for i in test}
