@@ -147,10 +147,10 @@ REFUSALS: dict[str, str] = {
     "ko": "GeoArena는 사진 속 장소에 대한 질문을 받습니다. 그곳이 어디인지(직접 묻거나 보기 중에서 고르는 방식으로), 간판·"
     "도로·식물·건물이 그곳에 대해 알려 주는 것, 또는 그 장소에 관한 사실 같은 질문이에요. 캡션, 번역, 코드, 농담처럼 장소와 "
     "상관없는 요청으로는 대결이 시작되지 않습니다.",
-    "ms": "GeoArena menerima soalan tentang tempat dalam foto anda: di mana tempat itu (dengan kata-kata anda sendiri atau "
-    "sebagai pilihan antara beberapa tempat), apa yang didedahkan oleh papan tanda, jalan, tumbuhan atau bangunannya, atau "
-    "fakta tentang tempat itu. Permintaan yang mengetepikan tempat itu, seperti kapsyen, terjemahan, kod atau jenaka, tidak "
-    "memulakan pertandingan.",
+    "ms": "GeoArena menerima soalan tentang tempat dalam gambar anda: di manakah tempat itu (dengan perkataan anda "
+    "sendiri atau sebagai pilihan antara beberapa tempat), apakah yang didedahkan oleh papan tanda, jalan raya, "
+    "tumbuh-tumbuhan atau bangunannya, atau fakta tentang tempat itu. Permintaan yang mengetepikan tempat itu, seperti "
+    "kapsyen, terjemahan, kod atau jenaka, tidak akan memulakan pertandingan. Sila tanya soalan seperti itu.",
     "nl": "GeoArena neemt vragen aan over de plek op je foto: waar die is (in je eigen woorden of als keuze uit plekken), "
     "wat borden, wegen, planten of gebouwen erover verraden, of feiten over die plek. Verzoeken die de plek laten "
     "liggen, zoals een onderschrift, vertaling, code of grappen, starten geen duel.",
