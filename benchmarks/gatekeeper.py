@@ -69,33 +69,42 @@ def main() -> int:
     model = shipped_model()
     print(f"operating point: refused under {THRESHOLD}, unsure from there, taken from {SURE}")
 
-    print("== start-up (fresh processes, median of 5)")
-    load = _fresh(
+    print("== start-up (fresh processes, median of 5; processor time too, as the machine is shared)")
+    load, cpu = _fresh(
         "import asyncio, time; from arena.gatekeeper import Gatekeeper\n"
-        "t = time.perf_counter(); asyncio.run(Gatekeeper().warm()); print(time.perf_counter() - t)"
+        "t, c = time.perf_counter(), time.process_time(); asyncio.run(Gatekeeper().warm())\n"
+        "print(time.perf_counter() - t, time.process_time() - c)"
     )
+    print(f"  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     _target(
-        f"Gatekeeper.warm: model.npz and pieces.model read, two verdicts {load * 1000:.0f} ms", load < 0.5, "< 500 ms"
+        f"Gatekeeper.warm (model.npz, pieces.model, two verdicts): processor {cpu * 1000:.0f} ms", cpu < 0.5, "< 500 ms"
     )
+    _target(f"Gatekeeper.warm: wall {load * 1000:.0f} ms", load < 0.5, "< 500 ms")
 
     print("== verdict latency (score and the refusal's language), 1,000 runs per length; the machine is shared")
     print(f"  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     text = " ".join(r.prompt for r in load_dataset() if r.source.startswith(("geoarena-v1", "chatterbot")))
-    worst = 0.0
+    worst = worst_cpu = 0.0
     for length in (50, 200, 1000, 2000):
-        wall = []
+        wall: list[float] = []
+        cpu: list[float] = []
         for i in range(1000):
             start = (i * 7919) % (len(text) - length)
             prompt = text[start : start + length]
-            t0 = time.perf_counter()
-            lang = guess_language(prompt)
-            model.score(prompt, lang)
+            t0, c0 = time.perf_counter(), time.thread_time()
+            model.score(prompt, guess_language(prompt))
+            cpu.append(time.thread_time() - c0)
             wall.append(time.perf_counter() - t0)
         wall.sort()
-        p99 = wall[int(len(wall) * 0.99)]
-        worst = max(worst, p99)
-        print(f"  {length:>5} chars  p50 {wall[500] * 1000:.2f} ms  p99 {p99 * 1000:.2f} ms")
-    _target(f"p99 at <= 2,000 characters {worst * 1000:.2f} ms", worst < 0.010, "< 10 ms")
+        cpu.sort()
+        p99, p99_cpu = wall[int(len(wall) * 0.99)], cpu[int(len(cpu) * 0.99)]
+        worst, worst_cpu = max(worst, p99), max(worst_cpu, p99_cpu)
+        print(
+            f"  {length:>5} chars  wall p50 {wall[500] * 1000:.2f} ms  p99 {p99 * 1000:.2f} ms   "
+            f"cpu p50 {cpu[500] * 1000:.2f} ms  p99 {p99_cpu * 1000:.2f} ms"
+        )
+    _target(f"wall p99 at <= 2,000 characters {worst * 1000:.2f} ms", worst < 0.010, "< 10 ms")
+    _target(f"cpu p99 at <= 2,000 characters {worst_cpu * 1000:.2f} ms", worst_cpu < 0.010, "< 10 ms")
 
     def score(prompt: str) -> float:
         return model.score(prompt, guess_language(prompt))
@@ -199,12 +208,13 @@ def _prompts(path: Path) -> list[str]:
     ]
 
 
-def _fresh(code: str) -> float:
+def _fresh(code: str) -> tuple[float, float]:
+    """The median wall and processor seconds `code` prints, over five fresh processes."""
     runs = [
-        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
         for _ in range(5)
     ]
-    return statistics.median(runs)
+    return statistics.median(float(r[0]) for r in runs), statistics.median(float(r[1]) for r in runs)
 
 
 def _target(text: str, ok: bool, target: str) -> None:
