@@ -9,7 +9,7 @@
     # ... or a dedicated endpoint with the `[[contenders]]` fields:
     # provider = "openai"; model = "gpt-4o-mini"; base_url = "https://api.openai.com/v1"; api_key_env = "OPENAI_API_KEY"
     timeout = 8.0             # seconds for the LLM's verdict, then the offline model decides
-    threshold = 0.05          # offline: refused under this P(geographic): clearly another kind
+    threshold = 0.1           # offline: refused under this P(geographic): clearly another kind
     sure = 0.5                # offline: taken from this; between the two the battle runs, tagged unsure
 
 The verdict is three-way, recall first: a wrong refusal loses a person and
@@ -42,7 +42,7 @@ Decision = Literal["take", "unsure", "refuse"]
 FALLBACK = "offline (llm fallback)"
 # The offline model's operating point, chosen on prompts of forms it never saw (docs/decisions/
 # 0100-recall-first-gatekeeper.md): refused only under THRESHOLD, untagged from SURE.
-THRESHOLD = 0.05
+THRESHOLD = 0.1
 SURE = 0.5
 # A short question and one long enough to read every part of the model: `warm` gives both verdicts
 # before the first upload, so no one waits for a first call's lazy set-up.
