@@ -33,8 +33,8 @@ test: install test-deps postgres lint
 
 # ruff (lint and format), mypy (strict on ratings/, battles/, export/, db/), the import contracts
 lint: install
-	$(BIN)/ruff check arena tests benchmarks migrations
-	$(BIN)/ruff format --check arena tests benchmarks migrations
+	$(BIN)/ruff check arena gatekeeper_build tests benchmarks migrations
+	$(BIN)/ruff format --check arena gatekeeper_build tests benchmarks migrations
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 

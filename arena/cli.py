@@ -20,6 +20,7 @@ from arena.config import Settings
 COMMAND_MODULES = {
     "models": "arena.pool.cli",
     "classify": "arena.gatekeeper.cli",
+    "unsure": "arena.gatekeeper.cli",
     "rank": "arena.ratings.cli",
     "export": "arena.export.cli",
     "import": "arena.export.cli",

@@ -347,8 +347,8 @@ class GatekeeperSection(Section):
     system_prompt: str | None = None
     options: dict[str, Any] | None = None
     timeout: float | None = None
-    threshold: float | None = None
-    encoder: bool | None = None  # ask the sentence encoder when the offline model is unsure (gatekeeper/encoder.py)
+    threshold: float | None = None  # offline: the score under which a prompt is refused
+    sure: float | None = None  # offline: the score from which a battle runs untagged (between: unsure)
 
 
 class SamplingSection(Section):

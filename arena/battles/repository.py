@@ -41,6 +41,7 @@ def create_battle(
     categories: list[str],
     propensity: float | None = None,
     starter_hash: str = "",
+    unsure: bool = False,
 ) -> Battle:
     battle = Battle(
         prompt=prompt,
@@ -55,6 +56,7 @@ def create_battle(
         flags=[],
         propensity=propensity,
         starter_hash=starter_hash,
+        unsure=unsure,
     )
     session.add(battle)
     session.flush()

@@ -25,6 +25,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     event,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -95,6 +96,11 @@ class Battle(Base):
     propensity: Mapped[float | None] = mapped_column(Float, default=None)
     # HMAC of the voter cookie that started it: only that client may vote on it
     starter_hash: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    # The gatekeeper was unsure of the prompt (it ran all the same); a re-check's answer, and who
+    # gave it ("llm:<model>" or "reviewer"), when one has looked (gatekeeper/recheck.py)
+    unsure: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    recheck: Mapped[str | None] = mapped_column(String(16), default=None)
+    rechecked_by: Mapped[str | None] = mapped_column(String(100), default=None)
 
     responses: Mapped[list[Response]] = relationship(back_populates="battle", lazy="raise", order_by="Response.side")
     vote: Mapped[Vote | None] = relationship(back_populates="battle", lazy="raise")

@@ -5,7 +5,7 @@ nothing about "Foto", so a language with a few dozen geographic prompts
 learns only the topics it was shown. Many training prompts are translations
 of one another, though: XQuAD's, mHumanEval's and xGQA's rows share an id
 across languages, and our own prompts are written line for line in each
-language (`data/authored/`, same section, same line). Each such set is a
+language (the build's `data/authored/`, same section, same line). Each such set is a
 *group*. A token of one language whose groups match a pivot-language token's
 groups (Dice coefficient over the groups both languages have) is taken for
 its translation, and a prompt gets one more feature per translated token:
@@ -13,24 +13,21 @@ the pivot token, shared by every language. "Does it snow here?" in Swahili
 then carries the German "schneit" and "hier", whose weights the other
 twenty-nine languages taught.
 
-Nothing here is written by hand: the table is induced from the training rows
-of each fit (so a held-out evaluation induces it without the held-out rows),
-and it is shipped with the weights as two arrays.
+Nothing here is written by hand: the build induces the table from the
+training rows of each fit (`gatekeeper_build/fitting.py`; a held-out
+evaluation induces it without the held-out rows), and it is shipped with the
+weights as two arrays.
 """
 
 from __future__ import annotations
 
 import re
 import zlib
-from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-PIVOT = "de"  # a language every group family has (authored, XQuAD, mHumanEval, xGQA, the place templates)
-MIN_GROUPS = 2  # a token seen in fewer groups aligned with the pivot is not translated
-MIN_DICE = 0.5
 # Scripts written without spaces between words: their tokens are character bigrams, or trigrams
 # in Thai, whose vowel signs and tone marks are characters of their own (held out, Thai's
 # prompts: 0.949 with bigrams, 0.955 with trigrams).
@@ -86,44 +83,3 @@ class Alignment:
 
     def __len__(self) -> int:
         return len(self.keys)
-
-
-def induce(rows: Sequence[tuple[str, str, str]]) -> Alignment:
-    """The alignment of every language's tokens to the pivot's, from (group, lang, text) rows."""
-    from arena.gatekeeper.features import words_of
-
-    groups: dict[str, dict[str, set[str]]] = defaultdict(dict)
-    for group, lang, text in rows:
-        if group:
-            groups[group].setdefault(lang, set()).update(tokens(words_of(text)))
-    seen: dict[str, Counter[str]] = defaultdict(Counter)  # lang -> token -> groups shared with the pivot
-    pivot_seen: dict[str, Counter[str]] = defaultdict(Counter)  # lang -> pivot token -> groups shared
-    both: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
-    for by_lang in groups.values():
-        pivot = by_lang.get(PIVOT)
-        if not pivot:
-            continue
-        for lang, toks in by_lang.items():
-            if lang == PIVOT:
-                continue
-            seen[lang].update(toks)
-            pivot_seen[lang].update(pivot)
-            both[lang].update((u, v) for u in toks for v in pivot)
-    table: dict[int, int] = {}
-    for lang, pairs in both.items():
-        best: dict[str, tuple[float, int, str]] = {}
-        for (u, v), c in pairs.items():
-            if c < MIN_GROUPS:
-                continue
-            dice = 2 * c / (seen[lang][u] + pivot_seen[lang][v])
-            # ties go to the pair seen together more often, then to the pivot token that sorts
-            # last: set order changes with each process's hash seed, and the fit must not
-            if dice >= MIN_DICE and (dice, c, v) > best.get(u, (0.0, 0, "")):
-                best[u] = (dice, c, v)
-        for u, (_, _, v) in best.items():
-            table.setdefault(token_key(u), concept_key(v))
-    for by_lang in groups.values():  # the pivot's own tokens are their concepts
-        for v in by_lang.get(PIVOT, ()):
-            table.setdefault(token_key(v), concept_key(v))
-    keys = np.array(sorted(table), dtype=np.uint32)
-    return Alignment(keys, np.array([table[int(k)] for k in keys], dtype=np.uint32))

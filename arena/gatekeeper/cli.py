@@ -1,20 +1,14 @@
-"""`arena classify`: run the gatekeeper over prompts, one JSON verdict per line.
+"""`arena classify`: run the gatekeeper over prompts, one JSON verdict per line; and
+`arena unsure list|mark|recheck`: the battles the gatekeeper was unsure of (recheck.py).
 
 Input is one prompt per line, or JSON lines with a `prompt` field (other
 fields are ignored); `-` or no file reads standard input.
 
-`--evaluate` measures the gatekeeper on labelled prompts (the shipped set,
-or `--prompts DIR` of `{prompt, geographic, lang, source}` JSONL files) held
-out by SOURCE: the offline model is refitted without each fold of sources
-(scikit-learn needed) and scores the prompts it never saw; `--llm` puts the
-same prompts to the configured LLM judge instead (with its offline fallback,
-as in production); `--encoder` adds the encoder's second opinion, as the
-gatekeeper is served by default (`[gatekeeper] encoder = true`; without
-it, the offline model alone is measured, `encoder = false`), its student
-fine-tuned per fold as well (jax needed, the `gatekeeper-build` extra;
-15-25 minutes a fold on two cores; `--students DIR` keeps each fold's for
-the next run).
-Accuracy is printed overall, per language and per source, with every error.
+`--evaluate` measures the gatekeeper on its labelled prompts held out by
+source and by form (`--by`), the shipped model on the hand-written unseen
+set (`--unseen`), or the configured LLM judge (`--llm`). The corpus and the
+fitting live in the build (`gatekeeper_build/` of a checkout, never
+installed), so `--evaluate` runs `python -m gatekeeper_build evaluate` there.
 """
 
 from __future__ import annotations
@@ -22,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,41 +35,30 @@ def register(subparsers: Any) -> None:
         "--offline", action="store_true", help="use the offline classifier even if an LLM is configured"
     )
     parser.add_argument(
-        "--evaluate",
-        action="store_true",
-        help="print held-out accuracy per language and per source, with the errors, and exit",
+        "--evaluate", action="store_true", help="print held-out figures per language and form, with the errors"
     )
+    parser.add_argument("--by", choices=("source", "form", "both"), default="both", help="with --evaluate: hold out")
+    parser.add_argument("--unseen", action="store_true", help="with --evaluate: the shipped model on the unseen set")
     parser.add_argument("--llm", action="store_true", help="with --evaluate: judge with the configured LLM")
-    parser.add_argument(
-        "--encoder",
-        action="store_true",
-        help="with --evaluate: with the encoder's second opinion, as served by default (else the offline model alone)",
-    )
-    parser.add_argument(
-        "--students", type=Path, default=None, help="with --encoder: a folder to keep each fold's student in"
-    )
-    parser.add_argument(
-        "--prompts",
-        type=Path,
-        default=None,
-        help="with --evaluate: a folder of labelled JSONL files instead of the shipped set",
-    )
+    parser.add_argument("--prompts", type=Path, help="with --evaluate: a folder of labelled JSONL files instead")
     parser.add_argument("--max-errors", type=int, default=200, help="with --evaluate: errors to list (default 200)")
     parser.set_defaults(func=run)
+
+    unsure = subparsers.add_parser("unsure", help="the battles the gatekeeper was unsure of, and their re-checks")
+    sub = unsure.add_subparsers(title="unsure commands", metavar="UNSURECOMMAND")
+    sub.add_parser("list", help="every unsure battle with its re-check").set_defaults(func=_list)
+    mark = sub.add_parser("mark", help="a reviewer's re-check of one battle (overrules the LLM judge's)")
+    mark.add_argument("battle_id")
+    mark.add_argument("answer", choices=("geographic", "not_geographic"))
+    mark.set_defaults(func=_mark)
+    sub.add_parser(
+        "recheck", help="ask the configured LLM judge about the unsure battles not yet re-checked"
+    ).set_defaults(func=_recheck)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.evaluate:
-        if args.llm and args.encoder:
-            raise ValueError("--llm and --encoder evaluate different gatekeepers: choose one")
-        return _evaluate(
-            sys.stdout,
-            prompts=args.prompts,
-            llm=args.llm,
-            max_errors=args.max_errors,
-            encoder=args.encoder,
-            students=args.students,
-        )
+        return _evaluate(args)
     if args.input == "-":
         return asyncio.run(_classify_stream(sys.stdin, sys.stdout, offline=args.offline))
     path = Path(args.input)
@@ -82,6 +66,22 @@ def run(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"no such file: {path}")
     with path.open(encoding="utf-8") as f:
         return asyncio.run(_classify_stream(f, sys.stdout, offline=args.offline))
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    """`python -m gatekeeper_build evaluate` in the checkout the arena runs from."""
+    checkout = Path(__file__).resolve().parents[2]
+    if not (checkout / "gatekeeper_build" / "__main__.py").is_file():
+        raise FileNotFoundError(
+            "--evaluate needs the gatekeeper's build, which is in a checkout of the repository, not in an install"
+        )
+    command = [sys.executable, "-m", "gatekeeper_build", "evaluate", "--by", args.by]
+    command += ["--max-errors", str(args.max_errors)] + ["--unseen"] * args.unseen + ["--llm"] * args.llm
+    if args.prompts is not None:
+        if not args.prompts.is_dir():
+            raise FileNotFoundError(f"no such folder: {args.prompts}")
+        command += ["--prompts", str(args.prompts.resolve())]
+    return subprocess.run(command, cwd=checkout, check=False).returncode
 
 
 async def _classify_stream(lines: TextIO, out: TextIO, *, offline: bool) -> int:
@@ -94,6 +94,7 @@ async def _classify_stream(lines: TextIO, out: TextIO, *, offline: bool) -> int:
             record = {
                 "prompt": prompt,
                 "geographic": verdict.geographic,
+                "decision": verdict.decision,
                 "score": verdict.score,
                 "classifier": verdict.classifier,
                 "reason": verdict.reason,
@@ -120,7 +121,6 @@ class _gatekeeper:
         settings = Settings()
         pool = settings.pool
         if self.offline:
-            # its `encoder` setting kept: the offline classifier as configured
             offline = pool.gatekeeper.model_copy(update={"mode": "offline"})
             pool = pool.model_copy(update={"gatekeeper": offline})
         self.http = httpx.AsyncClient()
@@ -148,62 +148,49 @@ def _prompts(lines: TextIO) -> Iterator[tuple[int, str | None]]:
             yield number, text
 
 
-def _evaluate(
-    out: TextIO,
-    *,
-    prompts: Path | None,
-    llm: bool,
-    max_errors: int,
-    encoder: bool = False,
-    students: Path | None = None,
-) -> int:
-    from arena.gatekeeper.dataset import load_dataset, load_prompts
-    from arena.gatekeeper.evaluate import FOLDS, evaluate_offline
+def _list(args: argparse.Namespace) -> int:
+    from arena.gatekeeper.recheck import unsure_battles
 
-    if prompts is not None and not prompts.is_dir():
-        raise FileNotFoundError(f"no such folder: {prompts}")
-    rows = load_prompts(prompts) if prompts is not None else load_dataset()
-    if not rows:
-        raise ValueError("no labelled prompts to evaluate")
-    quiet = not sys.stderr.isatty()
-    progress = None if quiet else lambda s: print(s, file=sys.stderr)
-    units = len({(r.source, r.lang) for r in rows})
-    held_out = (
-        f"{len(rows)} labelled prompts, {units} sources (a source in one language) held out by source "
-        f"in {FOLDS} folds, each scored by a model fitted without it"
-    )
-    if llm:
-        report, header = asyncio.run(_evaluate_llm(rows))
-    elif encoder:
-        from arena.gatekeeper.evaluate import evaluate_with_encoder
-
-        report, asked = evaluate_with_encoder(rows, students, progress=progress)
-        header = f"offline gatekeeper with the encoder's second opinion (asked for {asked} prompts), {held_out}:"
-    else:
-        report = evaluate_offline(rows, progress=progress)
-        header = f"offline gatekeeper, {held_out}:"
-    out.write(header + "\n")
-    out.writelines(line + "\n" for line in report.lines(max_errors=max_errors))
+    with _sessions() as sessions, sessions() as session:
+        for bid, created, recheck, by, prompt in unsure_battles(session):
+            answer = f"{recheck} ({by})" if recheck else "not re-checked"
+            print(f"{bid}  {created:%Y-%m-%d %H:%M}  {answer:<40}  {' '.join(prompt.split())[:80]}")
     return 0
 
 
-async def _evaluate_llm(rows: Any) -> tuple[Any, str]:
-    from arena.gatekeeper.evaluate import evaluate_judge
+def _mark(args: argparse.Namespace) -> int:
+    from arena.gatekeeper.recheck import record
 
-    fallbacks = 0
-    async with _gatekeeper(offline=False) as gatekeeper:
-        if gatekeeper.mode != "llm":
-            raise ValueError("--llm needs an LLM judge in the pool file's [gatekeeper] table")
+    with _sessions() as sessions, sessions() as session:
+        if not record(session, args.battle_id, args.answer == "geographic", "reviewer"):
+            raise ValueError(f"there is no battle {args.battle_id!r}")
+        session.commit()
+    print(f"{args.battle_id}: {args.answer} (reviewer)")
+    return 0
 
-        async def judge(prompt: str) -> bool:
-            nonlocal fallbacks
-            verdict = await gatekeeper.classify(prompt)
-            fallbacks += verdict.classifier.startswith("offline")
-            return bool(verdict.geographic)
 
-        report = await evaluate_judge(rows, judge)
-        name = gatekeeper.judge.name
-    return report, (
-        f"LLM gatekeeper {name}, {len(rows)} labelled prompts ({fallbacks} answered by the offline "
-        "fallback after a judge failure):"
-    )
+def _recheck(args: argparse.Namespace) -> int:
+    from arena.config import Settings
+    from arena.gatekeeper.recheck import recheck_with_configured_judge
+
+    with _sessions() as sessions:
+        tally = recheck_with_configured_judge(sessions, Settings())
+    if tally is None:
+        raise ValueError("no LLM judge in the pool file's [gatekeeper] table: mark battles with `arena unsure mark`")
+    print(f"re-checked {tally.asked - tally.failed} of {tally.asked}: {tally.not_geographic} not geographic")
+    return 0
+
+
+class _sessions:
+    """A sessionmaker on the configured database, disposed of afterwards."""
+
+    def __enter__(self) -> Any:
+        from arena.config import Settings
+        from arena.db.ready import open_engine
+        from arena.db.session import make_sessionmaker
+
+        self.engine = open_engine(Settings().resolved_database_url)
+        return make_sessionmaker(self.engine)
+
+    def __exit__(self, *exc: object) -> None:
+        self.engine.dispose()

@@ -160,25 +160,3 @@ def _mix(h: np.ndarray) -> np.ndarray:
     h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return np.asarray(h ^ (h >> np.uint64(31)))
-
-
-def feature_rows(
-    texts: list[str],
-    alignment: Alignment | None = None,
-    keywords: Keywords | None = None,
-    places: PlaceNames | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """CSR parts (data, indices, indptr) of many prompts, for fitting."""
-    indices: list[np.ndarray] = []
-    indptr = [0]
-    data: list[np.ndarray] = []
-    for text in texts:
-        idx = feature_indices(text, alignment, keywords, places=places)
-        indices.append(idx)
-        data.append(np.full(len(idx), 1.0 / np.sqrt(max(len(idx), 1)), dtype=np.float32))
-        indptr.append(indptr[-1] + len(idx))
-    return (
-        np.concatenate(data) if data else np.zeros(0, np.float32),
-        np.concatenate(indices) if indices else np.zeros(0, np.int64),
-        np.array(indptr, dtype=np.int64),
-    )

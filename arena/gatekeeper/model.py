@@ -1,10 +1,11 @@
-"""The fitted offline gatekeeper: a head per question of the policy
-(facets.py: is the photo in play? is it about a place?), each a weight per
-hashed n-gram, a weight per encoder piece (pieces.py) and a bias, read from
-`data/model.npz` (numpy arrays only, `allow_pickle=False`: loading it runs
-no code), with the concept tables (keywords.py), the place names (places.py)
-and the pieces' vocabulary it was fitted with. A prompt is taken when every head takes it.
-`python -m arena.gatekeeper.build fit` makes the file.
+"""The fitted offline gatekeeper: a head per question of the policy (is the
+photo in play? is it about a place?), each a weight per hashed n-gram, a
+weight per encoder piece (pieces.py) and a bias, read from `data/model.npz`
+(numpy arrays only, `allow_pickle=False`: loading it runs no code), with the
+concept tables (keywords.py) and the place names (places.py) it was fitted
+with. The verdict's logit is the least sure head's: a prompt is about the
+place in the photo when every head says so. `python -m gatekeeper_build fit`
+writes the file, and `data/pieces.model` beside it.
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from arena.gatekeeper.alignment import Alignment
-from arena.gatekeeper.dataset import DATA_DIR
 from arena.gatekeeper.features import DIMENSIONS, feature_indices
 from arena.gatekeeper.keywords import Keywords
-from arena.gatekeeper.pieces import Tokeniser, pack, unpack
+from arena.gatekeeper.pieces import DATA_DIR, PIECES_PATH, Tokeniser
 from arena.gatekeeper.places import PlaceNames
 
 MODEL_PATH = DATA_DIR / "model.npz"
@@ -70,16 +70,16 @@ class OfflineModel:
     places: PlaceNames | None = None  # the gazetteer's place names, or None for a model fitted without
 
     @classmethod
-    def load(cls, path: Path = MODEL_PATH) -> OfflineModel:
+    def load(cls, path: Path = MODEL_PATH, pieces: Path = PIECES_PATH) -> OfflineModel:
+        tokeniser = Tokeniser(pieces)
         with np.load(path, allow_pickle=False) as npz:
             alignment = Alignment(
                 np.ascontiguousarray(npz["alignment_keys"], dtype=np.uint32),
                 np.ascontiguousarray(npz["alignment_concepts"], dtype=np.uint32),
             )
-            tokeniser = Tokeniser(npz["piece_text"], npz["piece_offsets"], npz["piece_scores"], npz["piece_order"])
             place_arrays = {k.removeprefix("place_"): npz[k] for k in npz.files if k.startswith("place_")}
-            places = PlaceNames.from_arrays(**place_arrays) if place_arrays else None
-            heads = tuple(Head.from_arrays(name, npz) for name in unpack(npz["head_text"], npz["head_offsets"]))
+            names = bytes(npz["head_names"]).decode().split()
+            heads = tuple(Head.from_arrays(name, npz) for name in names)
             for head in heads:
                 if len(head.piece_weights) != len(tokeniser):
                     raise ValueError(f"{path}: head {head.name!r} has {len(head.piece_weights)} piece weights")
@@ -92,12 +92,12 @@ class OfflineModel:
                     **{k.removeprefix("keyword_"): npz[k] for k in npz.files if k.startswith("keyword_")}
                 ),
                 tokeniser,
-                places,
+                PlaceNames.from_arrays(**place_arrays) if place_arrays else None,
             )
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """The heads as `load` reads them back (the rest of model.npz is fitting.py's)."""
-        out = {f"head_{k}": v for k, v in pack([h.name for h in self.heads]).items()}
+        """The heads as `load` reads them back (the rest of model.npz is the build's)."""
+        out = {"head_names": np.frombuffer(" ".join(h.name for h in self.heads).encode(), dtype=np.uint8)}
         for head in self.heads:
             out |= head.arrays()
         return out

@@ -8,9 +8,8 @@ gazetteer (arena.geo) knows some 270,000 names of countries, first-level
 regions and cities, in the scripts of the thirty languages (227,000 of them
 are kept, MIN_QUALITY). It has no lakes, seas, rivers, mountains or famous
 buildings ("Ist das der Bodensee?", "Liegt das am Mittelmeer?"): those come
-from Princeton WordNet's named places (`data/wordnet-places.tsv`, made by
-concept_tables.write_wordnet_places), found in the thirty languages through
-the Wiktionary synsets of `data/omw-synsets.tsv`. A name in a prompt carries
+from Princeton WordNet's named places, found in the thirty languages through
+the Wiktionary synsets (the build's `wordnet-places.tsv` and `omw-synsets.tsv`). A name in a prompt carries
 the concept *a place*, and *a country* (region, city, natural feature,
 landmark), whatever its language, and it pairs with the concepts near it
 (features.concept_pairs) as an aligned token does.
@@ -33,28 +32,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from arena.gatekeeper.alignment import token_starts
-from arena.gatekeeper.dataset import DATA_DIR
-from arena.gatekeeper.keywords import (
-    POLY_PRIME,
-    SYNSETS_PATH,
-    clitic_free,
-    key_filter,
-    maybe_in,
-    substrings,
-    whole_hashes,
-)
-from arena.geo.gazetteer import fold, load_gazetteer
+from arena.gatekeeper.keywords import POLY_PRIME, clitic_free, key_filter, maybe_in, substrings
+from arena.geo.gazetteer import fold
 
 KINDS = ("country", "region", "city", "nature", "landmark")
-WORDNET_PLACES_PATH = DATA_DIR / "wordnet-places.tsv"
-# A name is kept when the gazetteer's guess that a match of it is no chance hit is at least this.
-# That leaves out single words under six letters ("Praia", "Mark", but also "Paris") and two-character
-# Han names of small towns, which ordinary words too often are (held out by source, with a first
-# version of this module: 0.9636 with every name the gazetteer finds, 0.9638 with these left out).
-MIN_QUALITY = 0.5
-# WordNet's names are kept by the gazetteer's rule too: no single word under six letters, so "Alpen",
-# "Rhein" and "Andes" are left out (held out by source, with them: 0.9643; without: 0.9642, the same).
-SHORTEST_WORD = 6
 MAX_WORDS = 4  # as the gazetteer: "Santiago de Compostela", "Bosnia and Herzegovina"
 LONGEST_UNSPACED = 8  # characters: a longer name in a script without spaces is not looked for
 # The scripts the gazetteer searches as runs of characters (Han, kana, Hangul, Thai, Lao, Myanmar, Khmer).
@@ -65,7 +46,7 @@ UNSPACED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3
 class PlaceNames:
     """The 64-bit keys of the place names, sorted, each with the index of its kind in KINDS."""
 
-    spaced: np.ndarray  # uint64: a name of 1 to MAX_WORDS words, by `_phrase_keys`
+    spaced: np.ndarray  # uint64: a name of 1 to MAX_WORDS words, by `phrase_keys`
     spaced_kinds: np.ndarray  # uint8
     unspaced: np.ndarray  # uint64: a name in an unspaced script, by `keywords.whole_hashes`
     unspaced_kinds: np.ndarray  # uint8
@@ -76,30 +57,6 @@ class PlaceNames:
     def __post_init__(self) -> None:
         object.__setattr__(self, "spaced_filter", key_filter(self.spaced))
         object.__setattr__(self, "unspaced_filter", key_filter(self.unspaced))
-
-    @classmethod
-    def collect(cls) -> PlaceNames:
-        """The gazetteer's names that are kept (MIN_QUALITY), of the most important place's kind (a
-        country before a region, a city last); then WordNet's (`wordnet_names`) the gazetteer lacks."""
-        from arena.gatekeeper.features import words_of
-
-        gazetteer = [
-            (name, KINDS.index(places[0].kind))
-            for name, places, quality in load_gazetteer().names()
-            if quality >= MIN_QUALITY
-        ]
-        spaced: dict[int, int] = {}
-        unspaced: dict[str, int] = {}
-        for name, kind in gazetteer + wordnet_names():
-            if UNSPACED.match(name):
-                if len(name) <= LONGEST_UNSPACED:
-                    unspaced.setdefault(name, kind)
-            elif 1 <= len(words := words_of(name)) <= MAX_WORDS:
-                spaced.setdefault(int(_phrase_keys(_word_keys(words), len(words))[0]), kind)
-        by_hash: dict[int, int] = {}
-        for key, kind in zip(whole_hashes(list(unspaced)).tolist(), unspaced.values(), strict=True):
-            by_hash.setdefault(key, kind)
-        return cls(*_sorted(spaced), *_sorted(by_hash))
 
     @classmethod
     def from_arrays(cls, **arrays: np.ndarray) -> PlaceNames:
@@ -136,11 +93,11 @@ class PlaceNames:
     def _in_words(self, folded: list[str]) -> list[tuple[int, int, int]]:
         """(word, 0, kind) of each name of one to MAX_WORDS whole words, the longest first at each
         word; then of each word that is a name under an Arabic or Hebrew clitic ("באוסטרליה")."""
-        keys = _word_keys(folded)
+        keys = name_keys(folded)
         hits = sorted(
             (i, -n, kind)
             for n in range(1, min(MAX_WORDS, len(keys)) + 1)
-            for i, kind in self._found_spaced(_phrase_keys(keys, n))
+            for i, kind in self._found_spaced(phrase_keys(keys, n))
         )
         found, covered = [], -1
         for i, minus_n, kind in hits:
@@ -149,7 +106,7 @@ class PlaceNames:
                 covered = i - minus_n - 1
         named = {i for i, minus_n, _ in hits for i in range(i, i - minus_n)}
         forms = [(i, form) for i, word in enumerate(folded) if i not in named for form in clitic_free(word)]
-        for k, kind in self._found_spaced(_phrase_keys(_word_keys([form for _, form in forms]), 1)):
+        for k, kind in self._found_spaced(phrase_keys(name_keys([form for _, form in forms]), 1)):
             if (i := forms[k][0]) not in named:
                 named.add(i)
                 found.append((i, 0, kind))
@@ -187,33 +144,12 @@ class PlaceNames:
         return len(self.spaced) + len(self.unspaced)
 
 
-def wordnet_names() -> list[tuple[str, int]]:
-    """(folded name, kind) of each word of `omw-synsets.tsv` whose synsets all name a place of
-    WordNet's (`wordnet-places.tsv`), in the kind of the first: "bodensee", "地中海", "ים המלח"."""
-    kinds = dict(line.split("\t") for line in WORDNET_PLACES_PATH.read_text("utf-8").splitlines())
-    names = []
-    for line in SYNSETS_PATH.read_text("utf-8").splitlines():
-        _, word, synsets = line.split("\t")
-        senses = synsets.split(" ")
-        if all(s in kinds for s in senses) and _kept(name := fold(word)):
-            names.append((name, KINDS.index(kinds[senses[0]])))
-    return names
-
-
-def _kept(name: str) -> bool:
-    """A name of WordNet's is kept as the gazetteer keeps its own: not a single word under
-    SHORTEST_WORD letters; and a name in a script without spaces is one run (no space in it)."""
-    if UNSPACED.match(name):
-        return " " not in name
-    return " " in name or len(name) >= SHORTEST_WORD
-
-
-def _word_keys(words: Sequence[str]) -> np.ndarray:
+def name_keys(words: Sequence[str]) -> np.ndarray:
     crc = zlib.crc32
     return np.fromiter((crc(w.encode("utf-8")) for w in words), dtype=np.uint64, count=len(words))
 
 
-def _phrase_keys(word_keys: np.ndarray, n: int) -> np.ndarray:
+def phrase_keys(word_keys: np.ndarray, n: int) -> np.ndarray:
     """The key of every run of n words: a polynomial over their CRC-32s, mod 2**64."""
     h = np.zeros(max(len(word_keys) - n + 1, 0), dtype=np.uint64)
     with np.errstate(over="ignore"):  # the hash wraps around 2**64 on purpose
@@ -230,8 +166,3 @@ def _found(keys: np.ndarray, kinds: np.ndarray, bits: np.ndarray, wanted: np.nda
     at = np.minimum(np.searchsorted(keys, wanted[maybe]), len(keys) - 1)
     hit = keys[at] == wanted[maybe]
     return list(zip(maybe[hit].tolist(), kinds[at[hit]].tolist(), strict=True))
-
-
-def _sorted(table: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
-    keys = np.array(sorted(table), dtype=np.uint64)
-    return keys, np.array([table[int(k)] for k in keys], dtype=np.uint8)

@@ -164,6 +164,6 @@ def grams(word: str) -> list[str]:
 
 @cache
 def shipped_profiles() -> Profiles:
-    """The profiles of `language_profiles.json` (`python -m arena.gatekeeper.build languages`),
+    """The profiles of `language_profiles.json` (`python -m gatekeeper_build languages`),
     made from the gatekeeper's labelled prompts."""
     return Profiles.of(json.loads(Path(__file__).with_name("language_profiles.json").read_text("utf-8")))

@@ -139,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
         cache: dict[int, dict[str, Any]] = {}  # style counts of answers already counted
         copies = settings.data_dir / "rank"  # ranking's copy of the votes (`export.vote_copy`)
         while True:
+            if _rechecked(sessions, settings):  # a battle newly set aside: rank even with no new vote
+                last_seen = None
             if args.every is None:
                 _rank_if_new(sessions, options, args.output, last_seen, cache, copies)
                 return 0
@@ -152,6 +154,21 @@ def run(args: argparse.Namespace) -> int:
         engine.dispose()
 
 
+def _rechecked(sessions: Any, settings: Settings) -> bool:
+    """The LLM judge's re-check of the battles the gatekeeper was unsure of, when `[gatekeeper]`
+    names a judge (arena/gatekeeper/recheck.py); whether it set any aside."""
+    from arena.gatekeeper.recheck import recheck_with_configured_judge
+
+    tally = recheck_with_configured_judge(sessions, settings)
+    if tally is None or not tally.asked:
+        return False
+    print(
+        f"arena rank: re-checked {tally.asked - tally.failed} unsure prompts, {tally.not_geographic} not geographic",
+        file=sys.stderr,
+    )
+    return tally.not_geographic > 0
+
+
 def _rank_if_new(
     sessions: Any,
     options: RankOptions,
@@ -163,7 +180,7 @@ def _rank_if_new(
     """Rank unless the votes are exactly those of the last run; returns the
     marker (count, highest id) of the votes seen."""
     from arena.export.db import count_votes
-    from arena.ratings.job import attach_anonymity, log_from_database, screen_and_flag
+    from arena.ratings.job import attach_anonymity, attach_unsure, log_from_database, screen_and_flag
     from arena.ratings.leaderboard import build_snapshot
 
     with sessions() as session:
@@ -176,6 +193,7 @@ def _rank_if_new(
     with _progress(options) as progress:
         snapshot = build_snapshot(log, options, excluded=excluded, progress=progress, screening=screening)
     attach_anonymity(sessions, snapshot)
+    attach_unsure(sessions, snapshot)
     _deliver(snapshot, output, sessions)
     return marker
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Text, cast, select, update
+from sqlalchemy import Text, cast, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.db.tables import Battle, Vote
@@ -55,8 +55,31 @@ def rank_database(
         screening = screen_and_flag(session, log, options)
     snapshot = build_snapshot(log, options, excluded=excluded, progress=progress, screening=screening)
     attach_anonymity(sessions, snapshot)
+    attach_unsure(sessions, snapshot)
     store_snapshot(sessions, snapshot)
     return snapshot
+
+
+def attach_unsure(sessions: sessionmaker[Session], snapshot: dict[str, Any]) -> None:
+    """How the votes on battles the gatekeeper was unsure of fared: `votes`, those `kept` (no
+    re-check said the prompt is not geographic: they count like any other), those `set_aside`
+    (counted under `excluded` as `flagged:not_geographic`) and those `not_rechecked`."""
+    query = (
+        select(Battle.recheck, func.count())
+        .join(Vote, Vote.battle_id == Battle.id)
+        .where(Battle.unsure.is_(True))
+        .group_by(Battle.recheck)
+    )
+    with sessions() as session:
+        counts = {recheck: int(n) for recheck, n in session.execute(query)}
+    votes = sum(counts.values())
+    set_aside = counts.get("not_geographic", 0)
+    snapshot["unsure"] = {
+        "votes": votes,
+        "kept": votes - set_aside,
+        "set_aside": set_aside,
+        "not_rechecked": counts.get(None, 0),
+    }
 
 
 def attach_anonymity(

@@ -195,6 +195,7 @@ async def _create_battle(
         voter=voter,
         propensity=draw.propensity,
         label=label,
+        unsure=verdict.unsure,
     )
     slot.bind(battle_id)
     for contender in pair:
@@ -320,6 +321,7 @@ def _store_battle(
     voter: str,
     propensity: float | None,
     label: labels.Label | None,
+    unsure: bool = False,
 ) -> str:
     repository.save_image(session, sha, image.width, image.height, len(image.jpeg))
     battle = repository.create_battle(
@@ -334,6 +336,7 @@ def _store_battle(
         propensity=propensity,
         categories=[],  # the language is its own column; the rating job makes it a category
         starter_hash=voter,
+        unsure=unsure,
     )
     if label is not None:
         labels.save_label(session, battle.id, label)

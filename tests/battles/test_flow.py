@@ -217,6 +217,19 @@ class TestGatekeeper:
         assert sum(counters.values()) == 1
         assert not list(app.state.settings.image_dir.rglob("*.jpg"))
 
+    async def test_an_unsure_prompt_runs_and_is_tagged(self, client, app, photo_bytes):
+        from arena.gatekeeper import Gatekeeper
+
+        taken = await start_battle(client, photo_bytes)
+        # every geographic prompt falls between these lines: the battle runs, tagged unsure
+        gatekeeper = Gatekeeper(threshold=0.001, sure=0.999999)
+        await gatekeeper.warm()
+        app.state.services.gatekeeper = gatekeeper
+        unsure = await start_battle(client, photo_bytes, "ok where is this lol")
+        with app.state.services.database.sessions() as session:
+            tags = {b.id: (b.unsure, b.recheck, b.flags) for b in session.scalars(select(Battle))}
+        assert tags == {taken["battle_id"]: (False, None, []), unsure["battle_id"]: (True, None, [])}
+
 
 class TestIdentityLeak:
     @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
-from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
+from gatekeeper_build.corpus import LabelledPrompt, load_dataset
 from tests.gatekeeper.judge_server import JudgeServer
 from tests.servers import serve_in_thread
 
@@ -38,6 +38,7 @@ class TestClassifyCommand:
             "这是哪个国家？",
         ]
         assert [r["geographic"] for r in rows] == [True, False, True]
+        assert [r["decision"] for r in rows] == ["take", "refuse", "take"]
         assert all(r["classifier"] == "offline" and 0 <= r["score"] <= 1 for r in rows)
         assert "line 4" in captured.err
 
@@ -48,57 +49,38 @@ class TestClassifyCommand:
         monkeypatch.setattr("sys.stdin", io.StringIO("Solve this equation for x\n"))
         assert main(["classify", "--offline"]) == 0
         row = json.loads(capsys.readouterr().out)
-        assert row["geographic"] is False and "GeoArena only takes questions about the place" in row["reason"]
+        assert row["geographic"] is False and "GeoArena takes questions about the place in your photo" in row["reason"]
 
     def test_missing_file(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["classify", str(tmp_path / "missing.txt")]) == 1
         assert "no such file" in capsys.readouterr().err
 
-    def test_evaluate_holds_out_sources(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        # A small labelled set of real shipped rows, so the five refits take seconds.
+    def test_evaluate_holds_out_sources_and_forms(self, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+        # A small labelled set of real rows, so the refits take seconds; the build runs in a subprocess.
         folder = tmp_path / "labelled"
         folder.mkdir()
-        rows = [r for r in load_dataset() if r.lang in ("en", "sw")]
         by_source: dict[tuple[str, str, bool], list[LabelledPrompt]] = {}
-        for r in rows:
-            by_source.setdefault((r.source, r.lang, r.geographic), []).append(r)
-        picked = [r for group in by_source.values() for r in group[:12]]
+        for r in load_dataset():
+            if r.lang in ("en", "sw"):
+                by_source.setdefault((r.source, r.lang, r.geographic), []).append(r)
+        picked = [r for group in by_source.values() for r in group[:8]]
         write_rows(folder / "set.jsonl", picked)
         assert main(["classify", "--evaluate", "--prompts", str(folder), "--max-errors", "5"]) == 0
-        out = capsys.readouterr().out
-        assert f"{len(picked)} labelled prompts" in out and "held out by source" in out
-        assert "  en  " in out and "  sw  " in out
-        for source in {r.source for r in picked}:
-            assert f"  {source}  " in out
-        assert "errors (" in out and "non-geographic accepted" in out
-        assert " photo=" in out and " place=" in out  # each error with its heads' logits
+        out = capfd.readouterr().out
+        assert f"{len(picked)} labelled prompts held out 5 folds of sources" in out
+        assert f"{len(picked)} labelled prompts held out form by form" in out
+        assert "geographic prompts that run, by form:" in out and "non-geographic prompts that run, by form:" in out
+        for form in ("choice", "chain", "clue", "colloquial", "preamble"):
+            assert f"  {form} " in out
+        assert " en " in out and " sw " in out and "errors (" in out
 
-    def test_evaluate_with_the_encoder(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        folder = tmp_path / "set"
-        folder.mkdir()
-        by_source: dict[tuple[str, bool], list[LabelledPrompt]] = {}
-        for r in load_dataset():
-            if r.lang == "de":
-                by_source.setdefault((r.source, r.geographic), []).append(r)
-        picked = [r for group in by_source.values() for r in group[:6]]
-        write_rows(folder / "set.jsonl", picked)
-        kept = tmp_path / "students"
-        args = ["classify", "--evaluate", "--encoder", "--students", str(kept), "--prompts", str(folder)]
-        assert main(args) == 0  # each fold's student fine-tuned on the other folds' prompts
-        first = capsys.readouterr().out
-        assert "offline gatekeeper with the encoder's second opinion (asked for " in first
-        assert f"{len(picked)} labelled prompts" in first and "held out by source" in first
-        students = sorted(kept.glob("fold*.npz"))
-        assert len(students) == 5
-        made = [s.stat().st_mtime_ns for s in students]
-        assert main(args) == 0  # the second run reads the kept students: the same figures
-        assert capsys.readouterr().out == first
-        assert [s.stat().st_mtime_ns for s in students] == made
-        assert main(["classify", "--evaluate", "--encoder", "--llm", "--prompts", str(folder)]) == 1
-        assert "choose one" in capsys.readouterr().err
+    def test_evaluate_the_unseen_set(self, capfd: pytest.CaptureFixture[str]) -> None:
+        assert main(["classify", "--evaluate", "--unseen", "--max-errors", "0"]) == 0
+        out = capfd.readouterr().out
+        assert "hand-written unseen prompts (never trained on)" in out and "  clue " in out
 
     async def test_evaluate_the_llm_judge(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
     ) -> None:
         server = JudgeServer()
         with serve_in_thread(server.app) as url:
@@ -125,10 +107,9 @@ class TestClassifyCommand:
             )
             code = await asyncio.to_thread(main, ["classify", "--evaluate", "--llm", "--prompts", str(folder)])
         assert code == 0
-        out = capsys.readouterr().out
-        assert "LLM gatekeeper llm:where-judge, 4 labelled prompts (0 answered by the offline fallback" in out
-        assert "overall accuracy 0.5000 (2/4)" in out and "non-geographic accepted 0.5000 (1/2)" in out
-        assert "  a  0.500  (1/2)" in out and "  b  0.500  (1/2)" in out
+        out = capfd.readouterr().out
+        assert "LLM gatekeeper llm:where-judge (0 answered by the offline fallback)" in out
+        assert "geographic run 0.5000 (1/2)" in out and "not geographic run 0.5000 (1/2)" in out
         assert "'Which country is this?'" in out and "'Where do I plug in this cable?'" in out
         assert len(server.requests) == 4
 
@@ -137,4 +118,5 @@ def write_rows(path: Path, rows: list[LabelledPrompt]) -> None:
     with path.open("w", encoding="utf-8") as f:
         for r in rows:
             record = {"prompt": r.prompt, "geographic": r.geographic, "lang": r.lang, "source": r.source}
+            record |= {"form": r.form} if r.form else {}
             f.write(json.dumps(record, ensure_ascii=False) + "\n")

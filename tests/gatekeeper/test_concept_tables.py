@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.gatekeeper import concept_tables
-from arena.gatekeeper.places import WORDNET_PLACES_PATH
+from gatekeeper_build import concept_tables
+from gatekeeper_build.tables import WORDNET_PLACES_PATH
 
 # lexnames and data.noun as WordNet 3.0 writes them: offset, lexicographer file, "n", the number of
 # words (hex), each word with its lex id, the number of pointers, each pointer as symbol, target,

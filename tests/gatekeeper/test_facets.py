@@ -9,17 +9,17 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from arena.gatekeeper.dataset import LabelledPrompt, load_dataset
-from arena.gatekeeper.facets import LABEL, PHOTO, PLACE, POLICY, facets_of, row_answers, row_key
 from arena.gatekeeper.features import DIMENSIONS
-from arena.gatekeeper.fitting import (
+from arena.gatekeeper.model import shipped_model
+from gatekeeper_build.corpus import LabelledPrompt, load_dataset
+from gatekeeper_build.facets import LABEL, PHOTO, PLACE, POLICY, facets_of, row_answers, row_key
+from gatekeeper_build.fitting import (
     HARD_NEGATIVE_WEIGHT,
     balanced_weights,
     evidence_scale,
     fit_model,
     settled_elsewhere,
 )
-from arena.gatekeeper.model import shipped_model
 
 
 class TestSources:

@@ -1,6 +1,5 @@
-"""The gatekeeper as the battle flow uses it: offline by default (with the encoder's second
-opinion where the offline model is unsure: test_encoder.py), an LLM
-judge on a loopback OpenAI-compatible server when configured, and the
+"""The gatekeeper as the battle flow uses it: offline by default, three-way (take, unsure,
+refuse), an LLM judge on a loopback OpenAI-compatible server when configured, and the
 offline model whenever the judge fails."""
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ import pytest
 from arena.config import ContenderConfig, PoolConfig
 from arena.contenders.deps import ProviderDeps
 from arena.gatekeeper import Verdict, build_gatekeeper, rejection_message
+from arena.gatekeeper.gatekeeper import SURE, THRESHOLD
 from arena.gatekeeper.llm import MalformedVerdict, parse_verdict
 from arena.geo.language import shipped_profiles
 from arena.images.store import LocalImageStore
@@ -43,25 +43,44 @@ def deps_for(pool: PoolConfig, http: httpx.AsyncClient, tmp_path: Path) -> Provi
 class TestOfflineGatekeeper:
     async def test_default_is_offline(self) -> None:
         gatekeeper = build_gatekeeper(PoolConfig(), None)
-        assert (gatekeeper.mode, gatekeeper.encoder) == ("offline", True)
-        assert not build_gatekeeper(PoolConfig(gatekeeper={"encoder": False}), None).encoder
+        assert (gatekeeper.mode, gatekeeper.threshold, gatekeeper.sure) == ("offline", THRESHOLD, SURE)
         accepted = await gatekeeper.classify(GEO)
         refused = await gatekeeper.classify(NOT_GEO)
-        assert accepted.geographic and accepted.classifier == "offline" and accepted.score >= 0.5
-        assert not refused.geographic and refused.score < 0.5
+        assert accepted.geographic and accepted.classifier == "offline" and accepted.score >= SURE
+        assert accepted.decision == "take" and not accepted.unsure
+        assert not refused.geographic and refused.score < THRESHOLD and refused.decision == "refuse"
         assert refused.reason == rejection_message("en")
         assert "questions about the place in your photo" in refused.reason
+
+    async def test_between_the_two_lines_the_battle_runs_unsure(self) -> None:
+        gatekeeper = build_gatekeeper(PoolConfig(gatekeeper={"threshold": 0.01, "sure": 0.999999}), None)
+        verdict = await gatekeeper.classify(GEO)
+        assert verdict.geographic and verdict.unsure and verdict.decision == "unsure"
+        assert [gatekeeper.decide(s) for s in (0.0, 0.01, 0.5, 0.999999)] == ["refuse", "unsure", "unsure", "take"]
+
+    @pytest.mark.parametrize(
+        "prompt",
+        [
+            "Which country is this? 1. Japan 2. South Korea 3. China",  # the issue's new user, refused on main
+            "判断属于哪个国家：a.泰国 b.老挝 c.越南",
+            "Those black-and-white kerbs: where do they paint them like that?",
+        ],
+    )
+    async def test_the_issues_forms_start_a_battle(self, prompt: str) -> None:
+        # (its bare "Lyon / Marseille / Bordeaux / Lille?" scores 0.06 and is refused at the shipped
+        # line: a known miss that benchmarks/gatekeeper.py reports from the unseen set)
+        assert (await build_gatekeeper(PoolConfig(), None).classify(prompt)).geographic
 
     async def test_refusal_speaks_the_askers_language(self) -> None:
         gatekeeper = build_gatekeeper(PoolConfig(), None)
         verdict = await gatekeeper.classify("Wie viele Kalorien hat dieser Kuchen?")
         assert not verdict.geographic
         assert verdict.reason == rejection_message("de")
-        assert verdict.reason.startswith("GeoArena nimmt nur Fragen")
+        assert verdict.reason.startswith("GeoArena nimmt Fragen zum Ort")
 
     async def test_empty_prompt_is_refused(self) -> None:
         verdict = await build_gatekeeper(PoolConfig(), None).classify("   \n ")
-        assert verdict == Verdict(False, rejection_message("en"), 0.0, "empty")
+        assert verdict == Verdict(False, rejection_message("en"), 0.0, "empty", "en", "refuse")
 
     @pytest.mark.parametrize(
         "prompt", ["的" * 2000, "😀", "🏔️🌍🗺️📍" * 20, "?!", "x", "12345 67890", "的是" * 500, "a" * 300]
@@ -87,6 +106,8 @@ class TestOfflineGatekeeper:
             build_gatekeeper(PoolConfig(gatekeeper={"mode": "strict"}), None)
         with pytest.raises(ValueError, match="threshold"):
             build_gatekeeper(PoolConfig(gatekeeper={"threshold": 2}), None)
+        with pytest.raises(ValueError, match="sure between threshold and 1"):
+            build_gatekeeper(PoolConfig(gatekeeper={"threshold": 0.3, "sure": 0.2}), None)
 
 
 class TestLLMJudge:

