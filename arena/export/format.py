@@ -38,6 +38,12 @@ from arena.export.contract import TRAJECTORY_COLUMNS as TRAJECTORY_COLUMNS
 # added (so that a quote we add can always be told apart and taken off).
 SPREADSHEET_FORMULA = re.compile(r"^'*[=+\-@\t\r]")
 
+
+def spreadsheet_text(text: str) -> str:
+    """A CSV cell of text (never a number) that a spreadsheet shows as text, not as a formula."""
+    return "'" + text if SPREADSHEET_FORMULA.match(text) else text
+
+
 WINNERS: dict[Winner, str] = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
 CHOICE_TO_WINNER: dict[str, Winner] = {v: k for k, v in WINNERS.items()}
 # A FastChat vote cast with the names shown (`anony` false): kept, flagged, never
