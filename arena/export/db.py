@@ -340,7 +340,7 @@ def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str],
                 "image_sha256": row.get("image_sha256") or NO_IMAGE_SHA256,
                 "model_a": row["model_a"],
                 "model_b": row["model_b"],
-                "status": row.get("battle_status") or "voted",
+                "status": _imported_status(row.get("battle_status")),
                 "language": row.get("language_code"),
                 "categories": list(row.get("categories") or []),
                 "flags": row_flags(row),
@@ -379,6 +379,16 @@ def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str],
         session.execute(insert(Battle), battles)
         session.execute(insert(Response), sides)
         session.execute(insert(Vote), votes)
+
+
+# A vote ends its battle's run. A row still "pending" or "running" (a hand-made file, or a vote
+# that outran its battle's last status write) is stored as voted: it ranks the same, and no
+# event stream here can claim it and try to run it again on a photo the import never had.
+IN_FLIGHT = ("pending", "running")
+
+
+def _imported_status(status: str | None) -> str:
+    return "voted" if status is None or status in IN_FLIGHT else status
 
 
 def _battle_id(row: dict[str, Any]) -> str:
