@@ -222,7 +222,7 @@ def _parquet(path: Path) -> Iterator[tuple[str, Any]]:
     parquet = pq.ParquetFile(path, read_dictionary=wanted)
     expansion = bounds.Expansion(path.stat().st_size)
     number = 0  # rows before this batch
-    for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=known):
+    for batch in _batches(parquet, known):
         too_big, text = bounds.oversized(batch)
         text[list(too_big)] = 0  # never decoded
         start = 0
@@ -239,3 +239,10 @@ def _parquet(path: Path) -> Iterator[tuple[str, Any]]:
                 yield f"row {number + index + 1}", ValueError(too_big[index]) if index in too_big else next(decoded)
             start = end
         number += batch.num_rows
+
+
+def _batches(parquet: Any, columns: list[str]) -> Iterator[Any]:
+    """The file's batches a row group at a time: a batch that spans two row groups meets two
+    dictionaries, which Arrow cannot join in a nested column."""
+    for group in range(parquet.num_row_groups):
+        yield from parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=[group], columns=columns)

@@ -107,5 +107,5 @@ class TestAccuracyBoard:
         names = {c["name"]: c for c in snapshot["categories"]}
         assert {"continent:Asia", "continent:Europe", "continent:Oceania"} <= set(names)
         assert names["continent:Oceania"]["too_few_votes"] and not names["continent:Asia"]["too_few_votes"]
-        assert set(snapshot["accuracy"]["sharp"]["within_km"]) == {"1", "25", "200", "750", "2500"}
+        assert set(snapshot["accuracy"]["sharp"]["within_km"]) == {"25", "200", "750", "2500"}
         assert snapshot["coverage"]["CN"] == 120
