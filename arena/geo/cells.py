@@ -3,8 +3,8 @@ measured from, so that nothing published can place a label more finely than its 
 
 The cells tile the globe in rows `CELL_KM` tall (in latitude); each row is cut into as
 many equal cells as fit `CELL_KM` wide at the row's middle latitude, so a cell is
-`CELL_KM` tall and between one and two `CELL_KM` wide (only the polar rows are narrower
-in number of cells, never in width). A point's cell is a pure function of the point:
+`CELL_KM` tall and between one and two `CELL_KM` wide (a row around a pole too short
+for two is one cell, its whole ring). A point's cell is a pure function of the point:
 the same label always falls in the same cell, so publishing its distances again, from
 any number of snapshots, adds nothing.
 """
