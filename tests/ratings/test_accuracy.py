@@ -133,7 +133,9 @@ class TestRelease:
             )
             for n in range(30, 61)
         ]
-        changes = [n for n, (before, after) in zip(range(31, 61), zip(published, published[1:])) if before != after]
+        changes = [
+            n for n, before, after in zip(range(31, 61), published, published[1:], strict=True) if before != after
+        ]
         assert changes == [40, 50, 60]  # each change takes in ten labelled answers at once
         section, pva = published[-1]
         assert section == accuracy_section(_votes(errors_a, errors_b, outcomes), release=EVERY_ANSWER)
