@@ -86,6 +86,8 @@ class TestAccuracyBoard:
             assert int(sharp[2].split("%")[0]) > 70  # within 25 km
             assert int(shy[-1].rstrip("%")) > 25  # no place named
             assert "of the votes went to the closer one" in page.locator("#lb-pva").inner_text()
+            release = page.locator("#lb-acc-release").inner_text()  # how the figures are held back
+            assert "measured from the 10 km square" in release and "once it has 30 answers" in release
             countries = page.locator("#lb-coverage-table tbody tr th").all_inner_texts()
             assert countries[:2] == ["China", "Japan"] and len(countries) == len(PLACES)
             shaded = page.evaluate(
