@@ -65,5 +65,9 @@ class TestImageStoreDown:
             assert_outage(await client.get("/images/" + "ab" * 32), "image_store_unavailable")
             ready = await client.get("/readyz")
             assert ready.status_code == 503 and ready.json()["checks"]["images"] == "failing"
-            assert "images: the S3 bucket arena-photos did not answer" in ready.json()["message"]
+            # refused at once, or (on a loaded machine, the probe's client still being built) past the probe's time
+            message = ready.json()["message"]
+            assert "images: the S3 bucket arena-photos did not answer" in message or (
+                "images: the image store did not answer within" in message
+            )
             assert "127.0.0.1" not in ready.json()["message"]
