@@ -44,8 +44,21 @@ from arena.images.store import store_for
 from arena.pool import PoolPolicy, find_identity_leaks
 from arena.pool.cooldowns import SharedCooldowns
 from arena.pool.counts import EvidenceCache, VoteCountCache
-from arena.web import admin, battles, bench, figures, health, images, leaderboard, metrics, pages, review, terms
-from arena.web.headers import SecurityHeaders
+from arena.web import (
+    admin,
+    battles,
+    bench,
+    figures,
+    health,
+    images,
+    leaderboard,
+    metrics,
+    outages,
+    pages,
+    review,
+    terms,
+)
+from arena.web.headers import SECURITY_HEADERS, SecurityHeaders
 from arena.web.origin import SameOriginWrites
 from arena.web.requestlog import RequestIds, configure_logging
 from arena.web.worldmap import world_map_svg
@@ -356,10 +369,14 @@ def _install_error_handlers(app: FastAPI) -> None:
         log.warning("the client closed the connection during %s %s", request.method, request.url.path)
         return Response(status_code=400)
 
+    outages.install(app)  # the database or the image store down: 503 with Retry-After
+
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
-        # the traceback still goes to the log (Starlette re-raises after answering)
+        # the traceback still goes to the log (Starlette re-raises after answering). This
+        # handler answers outside the middleware, so it adds the security headers itself.
         return JSONResponse(
             {"error": "internal_error", "message": "Something went wrong in the arena; please try again."},
             status_code=500,
+            headers={name.decode(): value.decode() for name, value in SECURITY_HEADERS},
         )

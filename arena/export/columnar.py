@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from arena.export import bounds
 from arena.export.contract import arrow_schema, columns_of_kind
 from arena.export.readers import SUFFIX_FORMATS
 
@@ -130,6 +131,9 @@ def _parquet(path: Path, for_ranking: bool) -> pa.Table:
 
     # ParquetFile, not read_table: read_table goes through pyarrow.dataset, which imports pandas
     with pq.ParquetFile(path, read_dictionary=DICTIONARY_COLUMNS if for_ranking else None) as file:
+        problems = bounds.parquet_problems(file.metadata, set(RANK_SCHEMA.names))
+        if problems:  # a list or string too long to decode: the row path names each one
+            raise ValueError(problems[0])
         present = set(file.schema_arrow.names) - ({"conv_metadata"} if for_ranking else set())
         table = file.read(columns=[f.name for f in RANK_SCHEMA if f.name in present])
     return _cast_present(table)

@@ -22,6 +22,7 @@ from arena.answers.style import style_features
 from arena.db.tables import Battle, BattleLabel, Image, Response, Vote, style_columns
 from arena.export.contract import CleanBattleRow
 from arena.export.format import WINNERS, ExportVote, Truth, row_flags, side_counts, stored_steps, to_row
+from arena.geo.cells import CELL_KM, cell_center
 from arena.geo.commitment import Commitment
 from arena.geo.reverse import continent_name
 
@@ -235,21 +236,24 @@ def battle_truth(item: VotedBattle) -> Truth:
 def label_truth(
     commitment_a: dict[str, Any] | None, commitment_b: dict[str, Any] | None, label: LabelPoint | None
 ) -> Truth:
-    """Distances from each answer's commitment to the label, rounded to the
-    label's precision (finer digits would only be noise, and would say more
-    about the point than the label holds); the label's coordinates stay here."""
+    """What may leave the server of a label: each answer's distance from the centre of the
+    label's public cell (`arena.geo.cells`), in whole km, and the label's country and
+    continent. Every distance that leaves (exports, the rank job's snapshot) is measured
+    here, so none says more about the label than which cell it is in; the label's
+    coordinates stay here. The precision given is the cell's, or the label's if coarser."""
     commit_a = Commitment.from_json(commitment_a)
     commit_b = Commitment.from_json(commitment_b)
     country_a = commit_a.country_code if commit_a else None
     country_b = commit_b.country_code if commit_b else None
     if label is None:
         return Truth(None, None, None, None, country_a, country_b)
-    step = max(label.precision_km, 0.1)
+    lat, lon = cell_center(label.lat, label.lon)
+    step = max(label.precision_km, 1.0)
 
     def error(commit: Commitment | None) -> float | None:
         if commit is None:
             return None
-        return round(round(commit.error_km(label.lat, label.lon) / step) * step, 1)
+        return round(round(commit.error_km(lat, lon) / step) * step, 1)
 
     return Truth(
         error(commit_a),
@@ -258,7 +262,7 @@ def label_truth(
         continent_name(label.continent) or None,
         country_a,
         country_b,
-        label.precision_km,
+        max(label.precision_km, CELL_KM),
     )
 
 
@@ -340,7 +344,7 @@ def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str],
                 "image_sha256": row.get("image_sha256") or NO_IMAGE_SHA256,
                 "model_a": row["model_a"],
                 "model_b": row["model_b"],
-                "status": row.get("battle_status") or "voted",
+                "status": _imported_status(row.get("battle_status")),
                 "language": row.get("language_code"),
                 "categories": list(row.get("categories") or []),
                 "flags": row_flags(row),
@@ -379,6 +383,16 @@ def _insert(session: Session, rows: list[dict[str, Any]], seen_images: set[str],
         session.execute(insert(Battle), battles)
         session.execute(insert(Response), sides)
         session.execute(insert(Vote), votes)
+
+
+# A vote ends its battle's run. A row still "pending" or "running" (a hand-made file, or a vote
+# that outran its battle's last status write) is stored as voted: it ranks the same, and no
+# event stream here can claim it and try to run it again on a photo the import never had.
+IN_FLIGHT = ("pending", "running")
+
+
+def _imported_status(status: str | None) -> str:
+    return "voted" if status is None or status in IN_FLIGHT else status
 
 
 def _battle_id(row: dict[str, Any]) -> str:

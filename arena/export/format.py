@@ -29,6 +29,7 @@ from typing import Any, cast
 from arena.answers.style import TOKEN, feature_vector
 from arena.db.text import can_store
 from arena.db.vocabulary import BATTLE_STATUSES
+from arena.export import bounds
 from arena.export.contract import ANSWER_COLUMNS as ANSWER_COLUMNS
 from arena.export.contract import COLUMNS as COLUMNS
 from arena.export.contract import HEADERS, CleanBattleRow, ConvMetadata, TrajectoryStep, Winner
@@ -38,17 +39,20 @@ from arena.export.contract import TRAJECTORY_COLUMNS as TRAJECTORY_COLUMNS
 # added (so that a quote we add can always be told apart and taken off).
 SPREADSHEET_FORMULA = re.compile(r"^'*[=+\-@\t\r]")
 
+
+def spreadsheet_text(text: str) -> str:
+    """A CSV cell of text (never a number) that a spreadsheet shows as text, not as a formula."""
+    return "'" + text if SPREADSHEET_FORMULA.match(text) else text
+
+
 WINNERS: dict[Winner, str] = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "both_bad"}
 CHOICE_TO_WINNER: dict[str, Winner] = {v: k for k, v in WINNERS.items()}
 # A FastChat vote cast with the names shown (`anony` false): kept, flagged, never
 # rated, as FastChat's elo_analysis rates only anonymous battles.
 NOT_ANONYMOUS = "not_anonymous"
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
-MAX_LANGUAGE_CODE = 16  # battles.language
+MAX_LANGUAGE_CODE = bounds.TEXT_LIMITS["language_code"]  # battles.language
 MAX_TSTAMP = 253402300799.0  # 9999-12-31T23:59:59Z, the last second a datetime holds
-# Far above what the arena itself takes (a 2,000-character question, 200,000-character answers),
-# so FastChat's long prompts still import, and far below what would fill the memory or the disk.
-TEXT_LIMITS = {"prompt": 100_000, "answer_a": 1_000_000, "answer_b": 1_000_000}
 
 
 class FormatError(ValueError):
@@ -265,8 +269,6 @@ def validate_row(row: Any) -> list[str]:
         value = row.get(key)
         if not isinstance(value, str) or not value.strip():
             problems.append(f"{key} must be a non-empty string")
-        elif len(value) > 100:
-            problems.append(f"{key} is longer than 100 characters")
     if isinstance(row.get("model_a"), str) and row.get("model_a") == row.get("model_b"):
         problems.append("model_a and model_b are the same contender")
     if row.get("winner") not in WINNERS:
@@ -295,8 +297,9 @@ def validate_row(row: Any) -> list[str]:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             problems.append(f"{key} must be a whole number >= 0")
     for key in TRAJECTORY_COLUMNS:
-        if row.get(key) is not None:
-            problems += [f"{key}: {problem}" for problem in _step_problems(row[key])]
+        steps = row.get(key)
+        if steps is not None and not (isinstance(steps, list) and len(steps) > bounds.MAX_STEPS):
+            problems += [f"{key}: {problem}" for problem in _step_problems(steps)]
     for key in ("prompt", "judge", "language", "language_code", "answer_a", "answer_b", "battle_status"):
         value = row.get(key)
         if value is not None and not isinstance(value, str):
@@ -307,13 +310,7 @@ def validate_row(row: Any) -> list[str]:
         value = row.get(key)
         if isinstance(value, str) and not can_store(value):
             problems.append(f"{key} must not contain NUL characters or broken Unicode (a lone surrogate)")
-    for key, limit in TEXT_LIMITS.items():
-        value = row.get(key)
-        if isinstance(value, str) and len(value) > limit:
-            problems.append(f"{key} is {len(value):,} characters long; the limit is {limit:,}")
-    code = row.get("language_code")
-    if isinstance(code, str) and len(code) > MAX_LANGUAGE_CODE:
-        problems.append(f"language_code is longer than {MAX_LANGUAGE_CODE} characters")
+    problems.extend(bounds.row_problems(row))  # every list and string within what an import takes
     status = row.get("battle_status")
     if status is not None and status not in BATTLE_STATUSES:
         problems.append(f"battle_status must be one of {', '.join(BATTLE_STATUSES)}, got {status!r}")
@@ -398,4 +395,8 @@ def _step_problems(steps: Any) -> list[str]:
             not isinstance(refs, list) or not all(isinstance(r, str) and SHA256.match(r) for r in refs)
         ):
             problems.append(f"step {number}: image_refs must be a list of sha256 hex strings")
+        problems.extend(bounds.step_problems(number, step))
+    total = bounds.trajectory_chars(steps)
+    if total > bounds.MAX_TRAJECTORY_CHARS:
+        problems.append(f"its steps hold {total:,} characters; the limit is {bounds.MAX_TRAJECTORY_CHARS:,}")
     return problems[:3]

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from arena.export.contract import columns_of_kind
+from arena.export import bounds
+from arena.export.contract import columns_of_kind, export_columns
 from arena.export.format import SPREADSHEET_FORMULA, FormatError, validate_row
 
 SUFFIX_FORMATS = {
@@ -35,6 +36,10 @@ MAX_ERRORS = 1000
 # One row, read before it is parsed: two answers at their limit, escaped as JSON, and the rest.
 # A longer line is refused without being held in memory whole.
 MAX_ROW_CHARS = 16 * 1024 * 1024
+# Parquet: rows read as Arrow at once, and text turned into Python objects at once
+BATCH_ROWS = 5000
+SLICE_BYTES = 32 * 2**20
+KNOWN_COLUMNS = frozenset(export_columns(answers=True, trajectories=True))
 TOO_DEEP = "nested too deeply to be a vote (JSON arrays or objects inside one another hundreds of times)"
 
 
@@ -192,6 +197,11 @@ def _parse_int(name: str, cell: str) -> int:
 
 
 def _parquet(path: Path) -> Iterator[tuple[str, Any]]:
+    """Rows of a Parquet file, measured before they are decoded (`bounds`): the footer
+    first, then each batch as Arrow arrays; only rows within bounds become Python objects,
+    a slice of at most SLICE_BYTES of text at a time. Columns outside the contract are
+    never read."""
+    import numpy as np
     import pyarrow.parquet as pq
 
     try:
@@ -199,8 +209,40 @@ def _parquet(path: Path) -> Iterator[tuple[str, Any]]:
     except (OSError, ValueError) as exc:  # ArrowInvalid is a ValueError
         yield "row 1", ValueError(f"not a readable Parquet file ({exc})")
         return
-    number = 0
-    for batch in parquet.iter_batches(batch_size=5000):
-        for row in batch.to_pylist():
-            number += 1
-            yield f"row {number}", row
+    known = [name for name in parquet.schema_arrow.names if name in KNOWN_COLUMNS]
+    problems = bounds.parquet_problems(parquet.metadata, set(known))
+    if problems:
+        for problem in problems:
+            where, _, reason = problem.partition(": ")
+            yield where, ValueError(reason)
+        return
+    # strings as dictionaries: a value the file repeats is held once, however many rows name it
+    strings = bounds.string_paths(parquet.schema)
+    wanted = [p for p in strings if p.split(".")[0] in known]
+    parquet = pq.ParquetFile(path, read_dictionary=wanted)
+    expansion = bounds.Expansion(path.stat().st_size)
+    number = 0  # rows before this batch
+    for batch in _batches(parquet, known):
+        too_big, text = bounds.oversized(batch)
+        text[list(too_big)] = 0  # never decoded
+        start = 0
+        while start < batch.num_rows:
+            # rows whose text together stays under SLICE_BYTES (at least one row)
+            end = start + max(1, int(np.searchsorted(np.cumsum(text[start:]), SLICE_BYTES, side="right")))
+            stop = expansion.add(int(text[start:end].sum()))
+            if stop is not None:
+                yield f"row {number + start + 1}", ValueError(stop)
+                return
+            keep = [i for i in range(start, end) if i not in too_big]
+            decoded = iter(batch.take(keep).to_pylist() if keep else [])
+            for index in range(start, end):
+                yield f"row {number + index + 1}", ValueError(too_big[index]) if index in too_big else next(decoded)
+            start = end
+        number += batch.num_rows
+
+
+def _batches(parquet: Any, columns: list[str]) -> Iterator[Any]:
+    """The file's batches a row group at a time: a batch that spans two row groups meets two
+    dictionaries, which Arrow cannot join in a nested column."""
+    for group in range(parquet.num_row_groups):
+        yield from parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=[group], columns=columns)

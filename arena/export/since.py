@@ -14,4 +14,9 @@ def parse_since(text: str | None) -> datetime | None:
         moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError as exc:
         raise ValueError(f"since must be an ISO 8601 date or time such as 2026-01-31T12:00:00Z, got {text!r}") from exc
-    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    except OverflowError:  # year 1 east of UTC, or year 9999 west of it: no UTC time holds it
+        raise ValueError(
+            f"since is out of range: {text!r} falls outside the years 1 to 9999 once turned into UTC"
+        ) from None

@@ -17,7 +17,7 @@ Python work is left for the few rows that need it: answers stored without
 style counts (older or imported ones) are counted from their text, once per
 process with `cache`, answers whose counts are in the JSON only (written by
 code older than the columns) are read from it, and labelled battles get their
-distances from `db.battle_truth`, which rounds them to the label's precision.
+distances from `db.battle_truth`, measured from the label's public cell.
 
 With `battles`, only those battles' votes are read, by ordinary statements:
 ranking's copy of the votes (`vote_copy`) reads so the battles changed since

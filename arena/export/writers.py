@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from arena.export.contract import arrow_schema, columns_of_kind, export_columns
-from arena.export.format import SPREADSHEET_FORMULA
+from arena.export.format import spreadsheet_text
 
 FORMATS = ("jsonl", "csv", "parquet")
 MEDIA_TYPES = {
@@ -79,10 +79,9 @@ def _csv_cell(name: str, value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)
-    text = str(value)
     # A cell a spreadsheet would run as a formula (prompts and answers are
     # untrusted) gets a leading quote; our reader takes it off again.
-    return "'" + text if SPREADSHEET_FORMULA.match(text) else text
+    return spreadsheet_text(str(value))
 
 
 class _Drain(io.RawIOBase):

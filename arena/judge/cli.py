@@ -10,9 +10,12 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.config import Settings
+
+if TYPE_CHECKING:  # the runner loads the contender stack: only when a judge runs
+    from arena.judge.runner import JudgeCounts
 
 
 def register(subparsers: Any) -> None:
@@ -41,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("no judge configured: pass --judge NAME (a pool contender) or add a [judge] table")
     if args.concurrency < 1 or (args.limit is not None and args.limit < 0):
         raise ValueError("--concurrency must be at least 1 and --limit not negative")
-    report = asyncio.run(_judge(settings, cfg, args))
+    report, counts = asyncio.run(_judge(settings, cfg, args))
     # with --json - the JSON alone goes to standard output, for pipes
     _print(report, sys.stderr if str(args.json) == "-" else sys.stdout)
     if args.json is not None:
@@ -50,10 +53,17 @@ def run(args: argparse.Namespace) -> int:
             print(text)
         else:
             args.json.write_text(text + "\n", encoding="utf-8")
+    if counts.failed and not counts.judged:  # the judge is down or misconfigured: say so to scripts too
+        print(
+            f"arena: judge {cfg.name} could not judge any of the {counts.failed} battles it tried",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
-async def _judge(settings: Settings, cfg: Any, args: argparse.Namespace) -> dict[str, Any]:
+async def _judge(settings: Settings, cfg: Any, args: argparse.Namespace) -> tuple[dict[str, Any], JudgeCounts]:
+    """The report after judging what is new, and the counts of this run."""
     import httpx
 
     from arena.bench.judges import judge_model
@@ -78,7 +88,7 @@ async def _judge(settings: Settings, cfg: Any, args: argparse.Namespace) -> dict
         for error in counts.errors[:5]:
             print(f"  {error}", file=sys.stderr)
         with sessions() as session:
-            return judge_report(session, cfg.name)
+            return judge_report(session, cfg.name), counts
     finally:
         engine.dispose()
 

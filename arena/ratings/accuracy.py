@@ -17,6 +17,14 @@ battles (fixed seed). `preference_vs_accuracy` asks whether the votes reward
 the right answer: among battles where one answer is clearly closer (2x
 closer and at least 25 km nearer), the share of votes for the closer one
 (ties and both-bad count half, as in the ratings), overall and per pair.
+
+What is published is held back so that no label can be worked out from it
+(docs/security.md): each figure comes from a contender's (or a pair's, or all)
+first labelled answers in vote order, counted down to the last milestone of
+`Release` (30, then every 10 more), and nothing below the first. Between two
+snapshots a figure stays the same or takes in ten answers at once, so no
+snapshot, and no difference of two, rests on one label. The distances
+themselves are measured from each label's public cell (`export.db.label_truth`).
 """
 
 from __future__ import annotations
@@ -31,12 +39,35 @@ import numpy as np
 
 from arena.ratings.bt import FloatArray
 
-THRESHOLDS_KM = (1, 25, 200, 750, 2500)
+# No 1 km radius: every distance is measured from a label's 10 km public cell.
+THRESHOLDS_KM = (25, 200, 750, 2500)
 GEOSCORE_MAX = 5000.0
 GEOSCORE_SCALE_KM = 1492.7
 CLEARLY_CLOSER_RATIO = 2.0
 CLEARLY_CLOSER_GAP_KM = 25.0
 _CHUNK = 32  # bootstrap rounds drawn at once: bounds memory at 32 x battles
+
+
+@dataclass(frozen=True)
+class Release:
+    """How many of a group's labelled answers (or votes) a published figure is computed
+    from: none below `minimum`, then the first `minimum`, `minimum + step`, ... in vote
+    order, so the figure changes only when `step` more have come in."""
+
+    minimum: int = 30
+    step: int = 10
+
+    def count(self, available: int) -> int:
+        if available < self.minimum:
+            return 0
+        return self.minimum + (available - self.minimum) // self.step * self.step
+
+    def describe(self) -> dict[str, int]:
+        return {"minimum": self.minimum, "step": self.step}
+
+
+PUBLIC = Release()
+EVERY_ANSWER = Release(minimum=1, step=1)  # benchmarks and tests of the maths, never a snapshot
 
 
 @dataclass(frozen=True)
@@ -71,9 +102,15 @@ def geoscore(distance_km: float | None) -> float:
 
 
 def accuracy_section(
-    votes: Sequence[LabelledVote], *, rounds: int = 100, seed: int = 0, level: float = 0.95
+    votes: Sequence[LabelledVote],
+    *,
+    rounds: int = 100,
+    seed: int = 0,
+    level: float = 0.95,
+    release: Release = PUBLIC,
 ) -> dict[str, dict[str, Any]]:
-    """Per contender, sorted by name: labelled answers and the metrics above."""
+    """Per contender with enough labelled answers, sorted by name: the metrics above,
+    from the first `release.count(...)` of its labelled answers (in the votes' order)."""
     errors: dict[str, list[float]] = defaultdict(list)
     hits: dict[str, list[float]] = defaultdict(list)
     precision: dict[str, list[float]] = defaultdict(list)
@@ -86,12 +123,28 @@ def accuracy_section(
             hits[name].append(0.0 if err is None else (math.nan if hit is None else float(hit)))
             precision[name].append(float(v.precision_km or 0.0))
     rng = np.random.default_rng(seed)
-    return {
-        name: contender_accuracy(
-            np.asarray(errors[name]), np.asarray(hits[name]), rng, rounds, level, np.asarray(precision[name])
-        )
-        for name in sorted(errors)
-    }
+    section = {}
+    for name in sorted(errors):
+        used = release.count(len(errors[name]))
+        if used:
+            section[name] = contender_accuracy(
+                np.asarray(errors[name][:used]),
+                np.asarray(hits[name][:used]),
+                rng,
+                rounds,
+                level,
+                np.asarray(precision[name][:used]),
+            )
+    return section
+
+
+def waiting(votes: Sequence[LabelledVote], release: Release = PUBLIC) -> list[str]:
+    """Contenders with labelled answers, but too few yet for any figure."""
+    counts: dict[str, int] = defaultdict(int)
+    for v in votes:
+        counts[v.model_a] += 1
+        counts[v.model_b] += 1
+    return sorted(name for name, n in counts.items() if not release.count(n))
 
 
 def contender_accuracy(
@@ -115,9 +168,9 @@ def contender_accuracy(
         "labelled": n,
         "committed": int(finite.sum()),
         "no_commitment_rate": boot.interval(np.isinf(errors_km).astype(np.float64), _mean),
-        "median_km": boot.interval(errors_km, _median),
+        "median_km": boot.interval(errors_km, _median, digits=0),
         "within_km": {str(t): _within(errors_km, precision_km, t, boot, rng, rounds, level) for t in THRESHOLDS_KM},
-        "geoscore": boot.interval(scores, _mean, digits=1),
+        "geoscore": boot.interval(scores, _mean, digits=0),
         "country_accuracy": None,
     }
     if known_hits.size == n:  # every answer's country is known
@@ -152,39 +205,58 @@ def preference_vs_accuracy(
     rounds: int = 100,
     seed: int = 0,
     level: float = 0.95,
-) -> dict[str, Any]:
-    """Share of the votes that went to the clearly closer answer."""
-    clear: list[tuple[tuple[str, str], float]] = []  # (pair, score of the closer side)
+    release: Release = PUBLIC,
+) -> dict[str, Any] | None:
+    """Share of the votes that went to the clearly closer answer, from the first
+    `release.count(...)` labelled votes (overall, and per pair from the pair's own);
+    None before there are enough."""
+    used = release.count(len(votes))
+    if not used:
+        return None
+    clear = _clear([(_pair(v), v) for v in votes[:used]], ratio, min_gap_km)
+    rng = np.random.default_rng(seed + 7)
+    section: dict[str, Any] = {
+        "rule": f"one answer at least {ratio:g}x closer and {min_gap_km:g} km nearer than the other; "
+        "ties and both-bad count half",
+        "labelled_votes": used,
+        "clear_votes": len(clear),
+        **_share([s for _, s in clear], rng, rounds, level),
+        "by_pair": [],
+    }
+    of_pair: dict[tuple[str, str], list[LabelledVote]] = defaultdict(list)
     for v in votes:
+        of_pair[_pair(v)].append(v)
+    for pair in sorted(of_pair):
+        taken = of_pair[pair][: release.count(len(of_pair[pair]))]
+        if not taken:
+            continue
+        scores = [s for _, s in _clear([(pair, v) for v in taken], ratio, min_gap_km)]
+        section["by_pair"].append(
+            {"pair": list(pair), "labelled_votes": len(taken), "clear_votes": len(scores)}
+            | _share(scores, rng, rounds, level)
+        )
+    return section
+
+
+def _pair(v: LabelledVote) -> tuple[str, str]:
+    first, second = sorted((v.model_a, v.model_b))
+    return first, second
+
+
+def _clear(
+    votes: Sequence[tuple[tuple[str, str], LabelledVote]], ratio: float, min_gap_km: float
+) -> list[tuple[tuple[str, str], float]]:
+    """(pair, score of the closer side) of each vote where one answer is clearly closer."""
+    clear = []
+    for pair, v in votes:
         if v.error_km_a is None or v.error_km_b is None:
             continue  # both must commit: "closer than nothing" says little about the votes
         near, far = sorted((v.error_km_a, v.error_km_b))
         if far < ratio * near or far - near < min_gap_km:
             continue
         closer_is_a = v.error_km_a < v.error_km_b
-        first, second = sorted((v.model_a, v.model_b))
-        clear.append(((first, second), v.outcome if closer_is_a else 1.0 - v.outcome))
-    rng = np.random.default_rng(seed + 7)
-    section: dict[str, Any] = {
-        "rule": f"one answer at least {ratio:g}x closer and {min_gap_km:g} km nearer than the other; "
-        "ties and both-bad count half",
-        "labelled_votes": len(votes),
-        "clear_votes": len(clear),
-        **_share([s for _, s in clear], rng, rounds, level),
-        "by_pair": [],
-    }
-    by_pair: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for pair, score in clear:
-        by_pair[pair].append(score)
-    for pair in sorted(by_pair):
-        section["by_pair"].append(
-            {
-                "pair": list(pair),
-                "clear_votes": len(by_pair[pair]),
-                **_share(by_pair[pair], rng, rounds, level),
-            }
-        )
-    return section
+        clear.append((pair, v.outcome if closer_is_a else 1.0 - v.outcome))
+    return clear
 
 
 def _share(scores: list[float], rng: np.random.Generator, rounds: int, level: float) -> dict[str, Any]:

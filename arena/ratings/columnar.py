@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from arena.db.vocabulary import BATTLE_STATUSES
+from arena.export.bounds import LIST_LIMITS, TEXT_LIMITS
 from arena.export.format import (
     CONTINENT_NAMES,
     MAX_LANGUAGE_CODE,
@@ -286,9 +287,15 @@ def _valid(col: dict[str, pa.Array], names: _Names, winner: np.ndarray) -> bool:
     for name in ("gps_count_a", "gps_count_b", "tool_calls_a", "tool_calls_b"):
         if name in col:
             checks.append(pc.all(pc.greater_equal(col[name], 0)))
-    for name in ("categories", "flags"):
+    for name, (entries, chars) in LIST_LIMITS.items():
         if name in col:
-            checks.append(pc.equal(pc.list_flatten(col[name]).null_count, 0))
+            entry = pc.list_flatten(col[name])
+            checks.append(pc.equal(entry.null_count, 0))
+            checks.append(pc.all(pc.less_equal(pc.list_value_length(col[name]), entries)))
+            checks.append(pc.all(pc.less_equal(pc.utf8_length(entry), chars)))
+    for name in ("judge", "language"):
+        if name in col:
+            checks.append(pc.all(pc.less_equal(pc.utf8_length(col[name]), TEXT_LIMITS[name])))
     checks += _truth_checks(col)
     # all() of an all-null column is null: nothing refused there
     return all(bool(c.as_py()) if c.as_py() is not None else True for c in checks)

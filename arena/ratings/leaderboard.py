@@ -18,8 +18,9 @@ from scipy.special import ndtri
 from threadpoolctl import threadpool_limits
 
 from arena.answers.style import FEATURES
+from arena.geo.cells import CELL_KM
 from arena.ratings import anomaly, bt, elo, extended, propensity, robustness, style, ties
-from arena.ratings.accuracy import accuracy_section, coverage, preference_vs_accuracy
+from arena.ratings.accuracy import PUBLIC, accuracy_section, coverage, preference_vs_accuracy, waiting
 from arena.ratings.bt import POINTS_PER_UNIT, FloatArray, IntArray, Matchups
 from arena.ratings.options import CI_METHODS as CI_METHODS
 from arena.ratings.options import MIN_CATEGORY_VOTES as MIN_CATEGORY_VOTES
@@ -223,11 +224,11 @@ def _accuracy_sections(snapshot: dict[str, Any], log: VoteLog, options: RankOpti
     """Accuracy on labelled battles beside the votes (arena.ratings.accuracy)."""
     rounds = max(options.rounds, 100)  # cheap: a mean or median per round, even with sandwich BT
     snapshot["accuracy"] = accuracy_section(log.labelled, rounds=rounds, seed=options.seed, level=options.level)
-    snapshot["preference_vs_accuracy"] = (
-        preference_vs_accuracy(log.labelled, rounds=rounds, seed=options.seed, level=options.level)
-        if log.labelled
-        else None
+    snapshot["preference_vs_accuracy"] = preference_vs_accuracy(
+        log.labelled, rounds=rounds, seed=options.seed, level=options.level
     )
+    # how the figures are held back (docs/security.md), and who is still short of the minimum
+    snapshot["accuracy_release"] = PUBLIC.describe() | {"cell_km": CELL_KM, "waiting": waiting(log.labelled)}
     snapshot["coverage"] = coverage(log.labelled)  # label country -> rated votes, for the map
 
 

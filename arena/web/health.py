@@ -4,8 +4,10 @@
 `/readyz` says this replica can serve a battle now (a readiness probe: send
 me traffic): the database answers a real query, its schema is at the
 migration head this code expects, the contender pool is loaded, the
-gatekeeper's model is in memory and the place-name index is built (its 7-15
-CPU-seconds at start-up would otherwise hold back the first battles' streams). A failing check answers 503 and names it.
+gatekeeper's model is in memory, the place-name index is built (its 7-15
+CPU-seconds at start-up would otherwise hold back the first battles' streams)
+and the image store takes a photo now (the local directory can be written, the
+S3 bucket answers). A failing check answers 503 and names it.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from arena.db.migrate import current_revisions, head_revisions
 from arena.db.session import Database
 from arena.db.tables import Battle
 from arena.deps import ServicesDep
+from arena.images.store import ImageStore, StoreUnavailable
 
 router = APIRouter(tags=["probes"])
 
 DATABASE_TIMEOUT = 5.0  # seconds: a probe must answer even when the database hangs
+STORE_TIMEOUT = 5.0
 NO_STORE = {"Cache-Control": "no-store"}
 
 
@@ -53,6 +57,7 @@ async def readyz(services: ServicesDep) -> JSONResponse:
     check("gatekeeper", None if services.gatekeeper.warmed else "the prompt classifier is not loaded yet")
     check("place_names", None if services.place_names.is_set() else "the place-name index is still being built")
     check("accepting", "this replica is shutting down" if services.battle_runs.draining else None)
+    check("images", await _image_store(services.images))
     if problems:
         return JSONResponse(
             {
@@ -83,6 +88,16 @@ async def _database(database: Database) -> tuple[str, str | None]:
             f"the database is at {at}, this code expects {', '.join(expected)} (run `arena db upgrade`)"
         )
     return "migrations", None
+
+
+async def _image_store(images: ImageStore) -> str | None:
+    try:
+        await asyncio.wait_for(asyncio.to_thread(images.check), STORE_TIMEOUT)
+    except TimeoutError:
+        return f"the image store did not answer within {STORE_TIMEOUT:.0f} s"
+    except StoreUnavailable as exc:
+        return str(exc)
+    return None
 
 
 def _revisions(session: Session) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from arena.deps import AdminDep, SessionDep, TemplatesDep
+from arena.export.format import spreadsheet_text
 from arena.ratings.snapshot import EMPTY_MESSAGE, Effect, LeaderboardRow, Snapshot, describe, latest_snapshot
 from arena.web import figures
 
@@ -57,7 +58,9 @@ CSV_COLUMNS = (
 @router.get("/leaderboard.csv", summary="The latest board as CSV", response_class=Response)
 def leaderboard_csv(session: SessionDep) -> Response:
     """One row per contender, as in the snapshot; the style columns stay empty
-    while the page withholds the style-adjusted fit."""
+    while the page withholds the style-adjusted fit. The contender is the one
+    text cell (names come from pool files and imported votes): one a spreadsheet
+    would run as a formula gets a leading quote; figures stay numbers, minus sign and all."""
     stored = latest_snapshot(session)
     snapshot = Snapshot.model_validate(public(stored)) if stored else Snapshot.empty()
     style = {}
@@ -69,7 +72,7 @@ def leaderboard_csv(session: SessionDep) -> Response:
     for r in snapshot.leaderboard:
         s = style.get(r.contender)
         writer.writerow(
-            [r.rank, r.contender, r.rating, r.ci_low, r.ci_high, r.votes, r.win_rate]
+            [r.rank, spreadsheet_text(r.contender), r.rating, r.ci_low, r.ci_high, r.votes, r.win_rate]
             + ["" if r.elo is None else r.elo, str(r.gate).lower(), str(r.provisional).lower()]
             + (["", "", ""] if s is None else [s.rating, s.ci_low, s.ci_high])
         )

@@ -5,6 +5,7 @@ as answers, so the page never carries a script."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,15 +16,31 @@ from arena.answers.markdown import render_markdown
 from arena.config import Settings
 from arena.deps import SettingsDep, TemplatesDep
 
+log = logging.getLogger(__name__)
 router = APIRouter()
 
 DEFAULT_TERMS = Path(__file__).resolve().parents[2] / "templates" / "terms.md"
 
 
+UNAVAILABLE = (
+    "<h1>Terms and your data</h1>\n<p>The terms cannot be shown right now. Please try again in a few minutes; "
+    "until then, do not upload a photo you would not want stored and published.</p>"
+)
+RETRY_AFTER_SECONDS = 300  # long enough for an operator to put the file back
+
+
 @router.get("/terms", response_class=HTMLResponse, include_in_schema=False)
 def terms_page(request: Request, settings: SettingsDep, templates: TemplatesDep) -> HTMLResponse:
-    """The terms the upload form links to."""
-    return templates.TemplateResponse(request, "terms.html", {"page": TermsPage.of(settings)})
+    """The terms the upload form links to; 503 while the operator's file cannot be read."""
+    try:
+        page = TermsPage.of(settings)
+    except (OSError, UnicodeDecodeError) as exc:
+        # checked at start-up, so gone since: the operator must hear of it, the reader gets a page
+        log.error("ARENA_TERMS_FILE=%s cannot be read any more (%s)", settings.terms_file, exc.__class__.__name__)
+        page = TermsPage(html=UNAVAILABLE)
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+        return templates.TemplateResponse(request, "terms.html", {"page": page}, status_code=503, headers=headers)
+    return templates.TemplateResponse(request, "terms.html", {"page": page})
 
 
 @dataclass(frozen=True)

@@ -138,9 +138,10 @@ class TestNeverLeaves:
         board = await client.get("/api/leaderboard")
         _no_secret(board.text, "/api/leaderboard")
         snapshot = board.json()
-        assert snapshot["accuracy"]["model-one"]["labelled"] == 1
+        # one labelled answer each: no figure yet (docs/security.md), the contenders are only named
+        assert snapshot["accuracy"] == {} and snapshot["preference_vs_accuracy"] is None
+        assert snapshot["accuracy_release"]["waiting"] == ["model-one", "model-two"]
         expected = great_circle_km(48.8566, 2.3522, *ANSHUN)
-        assert abs(snapshot["accuracy"]["model-one"]["median_km"]["value"] - expected) < 2
         assert any(c["name"] == "continent:Asia" for c in snapshot["categories"])
         for page in ("/", "/leaderboard"):
             _no_secret((await client.get(page)).text, page)
@@ -149,7 +150,8 @@ class TestNeverLeaves:
         _no_secret(export.text, "the export")
         (row,) = [json.loads(line) for line in export.text.splitlines()]
         assert (row["country"], row["continent"]) == ("CN", "Asia")
-        assert abs(row["error_km_a"] - expected) <= 1 and row["error_km_a"] == round(row["error_km_a"])
+        # measured from the label's 10 km public cell, whose centre is at most 11.2 km from any of its points
+        assert abs(row["error_km_a"] - expected) <= 12 and row["error_km_a"] == round(row["error_km_a"])
         assert not {"lat", "lon", "latitude", "longitude", "location"} & set(row)
         with app.state.services.database.sessions() as session:
             (plain_row,) = list(export_rows(session))

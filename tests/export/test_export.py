@@ -88,6 +88,16 @@ class TestExportEndpoint:
         bad_since = await client.get("/api/admin/votes/export?since=last-tuesday", headers=AUTH)
         assert bad_since.status_code == 422 and "ISO 8601" in bad_since.json()["message"]
 
+    async def test_since_out_of_the_calendar_is_a_422(self, client, app):
+        seeded(app)
+        # valid ISO 8601 that no UTC instant can hold (year 1 east of Greenwich, 9999 west of it)
+        for since in ("0001-01-01T00:00:00%2B01:00", "9999-12-31T23:59:59-01:00"):
+            response = await client.get(f"/api/admin/votes/export?format=jsonl&since={since}", headers=AUTH)
+            assert response.status_code == 422, since
+            assert "out of range" in response.json()["message"]
+        earliest = await client.get("/api/admin/votes/export?format=jsonl&since=0001-01-01", headers=AUTH)
+        assert earliest.status_code == 200 and len(earliest.text.splitlines()) == 15
+
     async def test_since_with_a_utc_offset_means_the_same_instant(self, client, app):
         seeded(app)
         for since in ("2026-01-01T00:10:00Z", "2026-01-01T02:10:00%2B02:00", "2025-12-31T19:10:00-05:00"):

@@ -103,7 +103,7 @@ class TestRow:
             # rows the database would refuse mid-import (or a timestamp no date can hold)
             ({"tstamp": float("nan")}, "tstamp must be a number"),
             ({"tstamp": 1e20}, "tstamp must be a number"),
-            ({"language_code": "x" * 17}, "language_code is longer than 16 characters"),
+            ({"language_code": "x" * 17}, "language_code is 17 characters long; the limit is 16"),
             ({"prompt": "a\x00b"}, "prompt must not contain NUL"),
             ({"answer_b": "\x00"}, "answer_b must not contain NUL"),
             ({"conv_metadata": {"sum_assistant_b_tokens": 2**31}}, "sum_assistant_b_tokens must be a whole number"),

@@ -90,9 +90,12 @@ class TestJudgeCommand:
             verdict = session.scalars(select(JudgeVerdict)).first()
             assert (verdict.choice_ab, verdict.choice_ba, verdict.choice) == ("a", "b", "tie")
 
-    def test_a_failing_judge_stores_nothing(self, sessions, capsys):
-        assert main(["judge", "--judge", "down"]) == 0
-        assert "0 battles judged, 5 failed" in capsys.readouterr().err
+    def test_a_failing_judge_stores_nothing_and_exits_1(self, sessions, capsys):
+        # a script or a scheduler must see that the judge is down: every battle failed
+        assert main(["judge", "--judge", "down"]) == 1
+        err = capsys.readouterr().err
+        assert "0 battles judged, 5 failed" in err
+        assert "arena: judge down could not judge any of the 5 battles it tried" in err
         with sessions() as session:
             assert session.scalars(select(JudgeVerdict)).first() is None
 

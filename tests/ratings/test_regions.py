@@ -91,7 +91,7 @@ class TestRegionalBoards:
         for row in acc.values():
             assert row["labelled"] == 820
             assert 0.45 < row["within_km"]["200"]["value"] < 0.55  # near in its continent, far elsewhere
-            assert set(row["within_km"]) == {"1", "25", "200", "750", "2500"}
+            assert set(row["within_km"]) == {"25", "200", "750", "2500"}
         pva = snapshot["preference_vs_accuracy"]
         assert pva["clear_votes"] == 800  # in Oceania both are far: no clearly closer answer
         assert 0.8 < pva["share_for_closer"]["value"] < 0.9

@@ -86,6 +86,8 @@ class TestAccuracyBoard:
             assert int(sharp[2].split("%")[0]) > 70  # within 25 km
             assert int(shy[-1].rstrip("%")) > 25  # no place named
             assert "of the votes went to the closer one" in page.locator("#lb-pva").inner_text()
+            release = page.locator("#lb-acc-release").inner_text()  # how the figures are held back
+            assert "measured from the 10 km square" in release and "once it has 30 answers" in release
             countries = page.locator("#lb-coverage-table tbody tr th").all_inner_texts()
             assert countries[:2] == ["China", "Japan"] and len(countries) == len(PLACES)
             shaded = page.evaluate(
@@ -107,5 +109,5 @@ class TestAccuracyBoard:
         names = {c["name"]: c for c in snapshot["categories"]}
         assert {"continent:Asia", "continent:Europe", "continent:Oceania"} <= set(names)
         assert names["continent:Oceania"]["too_few_votes"] and not names["continent:Asia"]["too_few_votes"]
-        assert set(snapshot["accuracy"]["sharp"]["within_km"]) == {"1", "25", "200", "750", "2500"}
+        assert set(snapshot["accuracy"]["sharp"]["within_km"]) == {"25", "200", "750", "2500"}
         assert snapshot["coverage"]["CN"] == 120

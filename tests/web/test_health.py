@@ -69,6 +69,7 @@ async def test_readyz_is_ready_on_a_migrated_database(client):
             "gatekeeper": "ok",
             "place_names": "ok",
             "accepting": "ok",
+            "images": "ok",
         },
     }
 
@@ -86,6 +87,7 @@ async def test_readyz_names_migrations_when_the_database_is_behind(settings, old
             "gatekeeper": "ok",
             "place_names": "ok",
             "accepting": "ok",
+            "images": "ok",
         }
         assert body["error"] == "not_ready"
         assert f"at {OLDER}" in body["message"] and head_revisions()[0] in body["message"]
@@ -128,3 +130,31 @@ async def test_readyz_waits_for_the_place_name_index(client, app):
     assert "place-name index" in response.json()["message"]
     app.state.services.place_names.set()
     assert (await client.get("/readyz")).status_code == 200
+
+
+class TestReadyzImageStore:
+    async def test_a_local_directory_that_cannot_be_written_is_not_ready(self, settings, tmp_path):
+        blocker = tmp_path / "not-a-directory"
+        blocker.write_text("a file where the image directory's parent should be")
+        unwritable = settings.model_copy(update={"image_store": str(blocker / "images")})
+        async for client, _app in served(unwritable):
+            response = await client.get("/readyz")
+            assert response.status_code == 503 and response.json()["checks"]["images"] == "failing"
+            assert "images: the image directory cannot be written (NotADirectoryError)" in response.json()["message"]
+            assert str(tmp_path) not in response.json()["message"]  # no paths in a public answer
+
+    async def test_a_reachable_bucket_is_ready_and_a_missing_one_is_not(self, settings, s3_env):
+        bucket = s3_env.create_bucket(f"ready-{uuid.uuid4().hex[:8]}")
+        store = settings.model_copy(update={"image_store": f"s3://{bucket}/photos", **_s3(s3_env)})
+        async for client, _app in served(store):
+            response = await client.get("/readyz")
+            assert response.status_code == 200 and response.json()["checks"]["images"] == "ok", response.text
+        missing = settings.model_copy(update={"image_store": "s3://no-such-bucket", **_s3(s3_env)})
+        async for client, _app in served(missing):
+            response = await client.get("/readyz")
+            assert response.status_code == 503 and response.json()["checks"]["images"] == "failing"
+            assert "images: the S3 bucket no-such-bucket does not exist" in response.json()["message"]
+
+
+def _s3(server) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {"s3_endpoint_url": server.endpoint_url}

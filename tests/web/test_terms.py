@@ -54,6 +54,26 @@ class TestTermsPage:
             footer = page.split('<footer class="site-footer">', 1)[1]
             assert '<a href="/terms">Terms and your data</a>' in footer
 
+    async def test_a_terms_file_gone_after_start_up_is_a_503_page(
+        self, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        terms = tmp_path / "terms.md"
+        terms.write_text(OPERATOR_TERMS)
+        async with page_client(offline_settings(tmp_path, terms_file=terms)) as client:
+            assert (await client.get("/terms")).status_code == 200
+            terms.unlink()  # a volume unmounted, a deploy that moved it
+            gone = await client.get("/terms")
+            terms.write_bytes(b"\xff\xfe not UTF-8")
+            garbled = await client.get("/terms")
+        for response in (gone, garbled):
+            assert response.status_code == 503 and response.headers["content-type"].startswith("text/html")
+            assert response.headers["retry-after"] == "300"
+            assert response.headers["x-content-type-options"] == "nosniff"
+            assert "content-security-policy" in response.headers
+            main = response.text.split("<main", 1)[1].split("</main>", 1)[0]
+            assert "The terms cannot be shown right now" in main and "What is stored" not in main
+        assert any("ARENA_TERMS_FILE" in r.getMessage() and r.levelname == "ERROR" for r in caplog.records)
+
     def test_serve_refuses_an_unreadable_terms_file(self, tmp_path: Path) -> None:
         result = run_in(
             tmp_path,
